@@ -1,0 +1,10 @@
+// The subcommands of the clustersim program; each lives in its own cmd_<name>.cpp.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace cs::cli {
+
+void add_topo_command(CLI::App& app);
+
+}  // namespace cs::cli

@@ -1,0 +1,85 @@
+// A cluster as plain data: the nodes and links of a topology file after its server templates and
+// fabric generators have been expanded. The loader fills it; the graph and every later layer read it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/units.hpp"
+
+namespace cs::topo {
+
+enum class NodeKind { gpu, cpu, pcie_switch, nvswitch, nic, network_switch };
+
+// What a link is made of; decides how `clustersim topo` groups links and which NCCL figures apply.
+enum class LinkKind { pcie, nvlink, socket, infiniband, ethernet, efa };
+
+const char* to_string(NodeKind kind);  // the YAML spelling: gpu, cpu, pcie_switch, nvswitch, nic, switch
+const char* to_string(LinkKind kind);  // pcie, nvlink, socket, infiniband, ethernet, efa
+
+// A GPU model's datasheet figures (dense, no sparsity).
+struct GpuModel {
+  std::string name;
+  double bf16_flops = 0;  // FLOP/s
+  double fp16_flops = 0;
+  double fp32_flops = 0;
+  double memory_bytes = 0;
+  double memory_bandwidth_Bps = 0;
+  SourceLoc loc;
+};
+
+struct Node {
+  std::string name;       // globally unique: "<server>/<local>" inside a server, else the fabric name
+  std::string local_name; // the name inside its server template ("gpu3"); equals name in the fabric
+  NodeKind kind = NodeKind::gpu;
+  int server = -1;        // index into Cluster::servers; -1 for fabric switches
+  int gpu_model = -1;     // index into Cluster::gpu_models (GPUs only)
+  int rank = -1;          // global rank (GPUs only), see Cluster::ranks
+  // Host memory of a cpu node (a socket): bandwidth of its DRAM and the rate at which the driver
+  // copies pageable memory through its pinned staging buffer (a memcpy on the host).
+  double host_memory_bandwidth_Bps = 0;
+  double pageable_copy_Bps = 0;
+  SourceLoc loc;
+};
+
+// A physical link between two nodes, full duplex: `bandwidth_Bps` in each direction at once.
+struct Link {
+  int a = -1;                  // node index
+  int b = -1;                  // node index
+  LinkKind kind = LinkKind::pcie;
+  std::string label;           // "NVLink4 x18", "PCIe Gen5 x16", "InfiniBand NDR", "Ethernet 100Gbps"
+  int generation = 0;          // PCIe / NVLink generation (0 where it does not apply)
+  int lanes = 0;               // PCIe width or NVLink count (0 where it does not apply)
+  double bandwidth_Bps = 0;    // line rate, per direction
+  double efficiency = 1.0;     // achievable fraction of line rate for bulk transfers
+  TimePs latency = 0;          // one-way latency of the hop
+  SourceLoc loc;
+
+  double effective_bandwidth_Bps() const { return bandwidth_Bps * efficiency; }
+};
+
+// One instance of a server template.
+struct Server {
+  std::string name;          // instance name, e.g. "node3"
+  std::string template_name; // e.g. "dgx-h100"
+  std::vector<int> gpus;     // node indices in local order: the order ranks are assigned
+  std::vector<int> nics;     // node indices in local order: NIC i goes to rail i
+};
+
+struct Cluster {
+  std::string name;
+  std::string source_file;
+  std::vector<GpuModel> gpu_models;
+  std::vector<Node> nodes;
+  std::vector<Link> links;
+  std::vector<Server> servers;
+  // Rank r runs on GPU node ranks[r]. Ranks are numbered server by server in instance order and,
+  // inside a server, by the GPU's local order: rank = server_index * gpus_per_server + local_gpu.
+  std::vector<int> ranks;
+
+  int find_node(const std::string& name) const;  // -1 when absent
+};
+
+}  // namespace cs::topo

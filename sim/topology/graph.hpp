@@ -1,0 +1,59 @@
+// The cluster as a directed graph: each link becomes two link directions ("channels") with their
+// own capacity, and routes between endpoints are lists of channels. Boost.Graph stays inside
+// graph.cpp; everything above this layer sees only channel ids and the queries below.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "topology/cluster.hpp"
+
+namespace cs::topo {
+
+// One direction of a link. Link l has channels 2l (a -> b) and 2l + 1 (b -> a).
+using ChannelId = std::int32_t;
+
+struct Channel {
+  int link = -1;
+  int from = -1;  // node index
+  int to = -1;    // node index
+};
+
+// A path through the graph as the channels it crosses, in order, with its totals.
+struct Route {
+  std::vector<ChannelId> channels;
+  TimePs latency = 0;                  // sum of hop latencies
+  double bottleneck_Bps = 0;           // min effective bandwidth along the path; inf for src == dst
+  int hops() const { return static_cast<int>(channels.size()); }
+};
+
+class ClusterGraph {
+ public:
+  explicit ClusterGraph(const Cluster& cluster);
+  ~ClusterGraph();
+  ClusterGraph(const ClusterGraph&) = delete;
+  ClusterGraph& operator=(const ClusterGraph&) = delete;
+
+  const Cluster& cluster() const { return cluster_; }
+  int channel_count() const { return static_cast<int>(channels_.size()); }
+  const Channel& channel(ChannelId id) const { return channels_[static_cast<std::size_t>(id)]; }
+  const Link& link_of(ChannelId id) const;
+  double capacity_Bps(ChannelId id) const;  // effective bandwidth of the channel's link
+
+  // Shortest path by latency (one extra picosecond per hop prefers fewer hops); ties between
+  // equal-cost paths (fat-tree spines) are broken by a hash of (src, dst), so the same pair always
+  // takes the same path and different pairs spread evenly. Throws InputError if unreachable.
+  Route route(int src_node, int dst_node) const;
+
+  // Whether every GPU can reach every other GPU.
+  bool gpus_connected() const;
+
+ private:
+  struct Impl;
+  const Cluster& cluster_;
+  std::vector<Channel> channels_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace cs::topo
