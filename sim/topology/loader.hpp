@@ -1,0 +1,17 @@
+// Reads a topology YAML file into a Cluster: parse, expand server templates and fabric generators,
+// then validate in one pass. The only part of the topology layer that includes yaml-cpp.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "topology/cluster.hpp"
+
+namespace cs::topo {
+
+// Throws InputError ("file:line: key 'k': what is wrong; what would be valid") on any bad input.
+Cluster load_cluster(const std::string& path);
+// The same from text; `display_name` stands in for the file name in messages.
+Cluster load_cluster_from_string(std::string_view yaml_text, const std::string& display_name);
+
+}  // namespace cs::topo
