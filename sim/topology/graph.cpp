@@ -1,0 +1,213 @@
+// The cluster graph: a Boost adjacency_list with one edge per channel, and the route query
+// (Dijkstra by latency with an early exit, scratch reused across queries, equal-cost paths spread
+// by a hash of the pair).
+#include "topology/graph.hpp"
+
+#include <algorithm>
+#include <boost/graph/adjacency_list.hpp>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+namespace cs::topo {
+namespace {
+
+using BoostGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS,
+                                         boost::no_property, ChannelId>;
+
+constexpr TimePs kUnreached = std::numeric_limits<TimePs>::max();
+// transit_server_ value of a GPU: a GPU is an endpoint, bytes never pass through it.
+constexpr int kNeverTransit = -2;
+// transit_server_ value of a fabric node (a switch outside every server): any route may cross it.
+constexpr int kFabric = -1;
+
+// SplitMix64's finalizer: a cheap, well-mixed hash, identical on every platform.
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+struct ClusterGraph::Impl {
+  explicit Impl(std::size_t node_count) : graph(node_count), dist(node_count, kUnreached) {}
+
+  BoostGraph graph;
+  std::vector<TimePs> channel_cost;  // link latency + 1 ps, so fewer hops win among equal latencies
+  std::vector<int> transit_server;   // per node: kNeverTransit, kFabric or its server index
+
+  // Scratch of route(): reset through `touched`, so a query costs what it explores, not O(nodes).
+  std::vector<TimePs> dist;
+  std::vector<int> touched;
+  std::vector<std::pair<TimePs, int>> heap;
+  std::vector<ChannelId> candidates;
+
+  // Whether a route from a node of server `src_server` to one of `dst_server` may pass through v:
+  // servers do not forward traffic for other servers, and GPUs forward nothing.
+  bool may_cross(int v, int src_server, int dst_server) const {
+    const int s = transit_server[static_cast<std::size_t>(v)];
+    return s == kFabric || (s >= 0 && (s == src_server || s == dst_server));
+  }
+};
+
+ClusterGraph::ClusterGraph(const Cluster& cluster)
+    : cluster_(cluster), impl_(std::make_unique<Impl>(cluster.nodes.size())) {
+  const std::size_t node_count = cluster.nodes.size();
+  channels_.reserve(cluster.links.size() * 2);
+  impl_->channel_cost.reserve(cluster.links.size() * 2);
+  for (std::size_t l = 0; l < cluster.links.size(); ++l) {
+    const Link& link = cluster.links[l];
+    CS_ASSERT(link.a >= 0 && link.b >= 0 && static_cast<std::size_t>(link.a) < node_count &&
+                  static_cast<std::size_t>(link.b) < node_count,
+              "link " + std::to_string(l) + " names a node outside the cluster");
+    CS_ASSERT(link.latency >= 0, "link " + link.label + " has a negative latency");
+    const int link_id = static_cast<int>(l);
+    for (const auto& [from, to] : {std::pair{link.a, link.b}, std::pair{link.b, link.a}}) {
+      const auto id = static_cast<ChannelId>(channels_.size());
+      channels_.push_back(Channel{link_id, from, to});
+      impl_->channel_cost.push_back(link.latency + 1);
+      boost::add_edge(static_cast<std::size_t>(from), static_cast<std::size_t>(to), id,
+                      impl_->graph);
+    }
+  }
+  impl_->transit_server.resize(node_count);
+  for (std::size_t v = 0; v < node_count; ++v) {
+    const Node& node = cluster.nodes[v];
+    impl_->transit_server[v] = node.kind == NodeKind::gpu ? kNeverTransit
+                               : node.server < 0          ? kFabric
+                                                          : node.server;
+  }
+}
+
+ClusterGraph::~ClusterGraph() = default;
+
+const Link& ClusterGraph::link_of(ChannelId id) const {
+  return cluster_.links[static_cast<std::size_t>(channel(id).link)];
+}
+
+double ClusterGraph::capacity_Bps(ChannelId id) const {
+  return link_of(id).effective_bandwidth_Bps();
+}
+
+Route ClusterGraph::route(int src_node, int dst_node) const {
+  const int node_count = static_cast<int>(cluster_.nodes.size());
+  CS_ASSERT(src_node >= 0 && src_node < node_count && dst_node >= 0 && dst_node < node_count,
+            "route(" + std::to_string(src_node) + ", " + std::to_string(dst_node) + ") with " +
+                std::to_string(node_count) + " nodes");
+  Route result;
+  if (src_node == dst_node) {
+    result.bottleneck_Bps = std::numeric_limits<double>::infinity();
+    return result;
+  }
+  Impl& s = *impl_;
+  for (int v : s.touched) s.dist[static_cast<std::size_t>(v)] = kUnreached;
+  s.touched.clear();
+  s.heap.clear();
+
+  const int src_server = cluster_.nodes[static_cast<std::size_t>(src_node)].server;
+  const int dst_server = cluster_.nodes[static_cast<std::size_t>(dst_node)].server;
+  const auto by_distance = std::greater<>{};
+  s.dist[static_cast<std::size_t>(src_node)] = 0;
+  s.touched.push_back(src_node);
+  s.heap.emplace_back(0, src_node);
+  bool reached = false;
+  while (!s.heap.empty()) {
+    std::pop_heap(s.heap.begin(), s.heap.end(), by_distance);
+    const auto [d, v] = s.heap.back();
+    s.heap.pop_back();
+    if (d > s.dist[static_cast<std::size_t>(v)]) continue;  // a stale entry
+    if (v == dst_node) {
+      reached = true;
+      break;  // settled: later pops are no closer
+    }
+    for (const auto& edge : boost::make_iterator_range(boost::out_edges(v, s.graph))) {
+      const ChannelId c = s.graph[edge];
+      const int w = static_cast<int>(boost::target(edge, s.graph));
+      if (w != dst_node && !s.may_cross(w, src_server, dst_server)) continue;
+      const TimePs nd = d + s.channel_cost[static_cast<std::size_t>(c)];
+      TimePs& dw = s.dist[static_cast<std::size_t>(w)];
+      if (nd < dw) {
+        if (dw == kUnreached) s.touched.push_back(w);
+        dw = nd;
+        s.heap.emplace_back(nd, w);
+        std::push_heap(s.heap.begin(), s.heap.end(), by_distance);
+      }
+    }
+  }
+  if (!reached) {
+    throw InputError(cluster_.source_file + ": no route from '" +
+                     cluster_.nodes[static_cast<std::size_t>(src_node)].name + "' to '" +
+                     cluster_.nodes[static_cast<std::size_t>(dst_node)].name +
+                     "' (routes cross only fabric switches and the two endpoints' servers)");
+  }
+
+  // Walk back from dst. The equal-cost predecessors of v are exactly the neighbours u with
+  // dist[u] + cost(u -> v) == dist[v]: every cost is >= 1 ps, so such a u was settled before dst
+  // and its distance is final; an unsettled or unexplored u has a larger or unreached distance.
+  // Reading them off here equals recording them during the search, without per-node lists.
+  // Channel c^1 is the reverse of c (links own channels 2l and 2l + 1).
+  int v = dst_node;
+  for (std::uint64_t hop = 0; v != src_node; ++hop) {
+    s.candidates.clear();
+    const TimePs dv = s.dist[static_cast<std::size_t>(v)];
+    for (const auto& edge : boost::make_iterator_range(boost::out_edges(v, s.graph))) {
+      const ChannelId in_channel = s.graph[edge] ^ 1;
+      const TimePs du = s.dist[boost::target(edge, s.graph)];
+      if (du != kUnreached && du + s.channel_cost[static_cast<std::size_t>(in_channel)] == dv) {
+        s.candidates.push_back(in_channel);
+      }
+    }
+    CS_ASSERT(!s.candidates.empty(), "no predecessor on a settled shortest path");
+    const std::uint64_t key = mix(mix(static_cast<std::uint64_t>(src_node)) ^
+                                  (static_cast<std::uint64_t>(dst_node) << 32) ^ hop);
+    const ChannelId chosen = s.candidates[key % s.candidates.size()];
+    result.channels.push_back(chosen);
+    v = channel(chosen).from;
+  }
+  std::reverse(result.channels.begin(), result.channels.end());
+
+  result.bottleneck_Bps = std::numeric_limits<double>::infinity();
+  for (ChannelId c : result.channels) {
+    const Link& link = link_of(c);
+    result.latency += link.latency;
+    result.bottleneck_Bps = std::min(result.bottleneck_Bps, link.effective_bandwidth_Bps());
+  }
+  return result;
+}
+
+bool ClusterGraph::gpus_connected() const {
+  // Breadth-first from the first GPU; GPUs are endpoints, so the search does not continue through
+  // them. Server-to-server forwarding is not excluded here (see route()): no generated fabric
+  // needs a third server to join two others.
+  int first_gpu = -1;
+  int gpu_count = 0;
+  for (std::size_t v = 0; v < cluster_.nodes.size(); ++v) {
+    if (cluster_.nodes[v].kind != NodeKind::gpu) continue;
+    if (first_gpu < 0) first_gpu = static_cast<int>(v);
+    ++gpu_count;
+  }
+  if (gpu_count <= 1) return true;
+  std::vector<char> seen(cluster_.nodes.size(), 0);
+  std::vector<int> frontier{first_gpu};
+  seen[static_cast<std::size_t>(first_gpu)] = 1;
+  int gpus_seen = 1;
+  while (!frontier.empty()) {
+    const int v = frontier.back();
+    frontier.pop_back();
+    for (const auto& edge : boost::make_iterator_range(boost::out_edges(v, impl_->graph))) {
+      const auto w = boost::target(edge, impl_->graph);
+      if (seen[w]) continue;
+      seen[w] = 1;
+      if (cluster_.nodes[w].kind == NodeKind::gpu) {
+        ++gpus_seen;
+      } else {
+        frontier.push_back(static_cast<int>(w));
+      }
+    }
+  }
+  return gpus_seen == gpu_count;
+}
+
+}  // namespace cs::topo
