@@ -1,0 +1,113 @@
+// Max-min fair sharing of channel capacities among flows, by progressive filling, kept
+// incrementally: flows come and go, and update() re-solves only the flows connected through shared
+// channels to what changed. A pure component: no time, no bytes, no event queue.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include "topology/graph.hpp"
+
+namespace cs::net {
+
+// A channel a flow crosses `multiplicity` times: it loads the channel with multiplicity * rate.
+struct ChannelUse {
+  topo::ChannelId channel = 0;
+  std::int32_t multiplicity = 0;
+  bool operator==(const ChannelUse&) const = default;
+};
+
+// Folds repeated channels into uses, sorted by channel id.
+std::vector<ChannelUse> count_channel_uses(std::span<const topo::ChannelId> channels);
+
+// The rate a flow gets alone: min(max_rate, capacity / multiplicity over its channels).
+double solo_rate_Bps(std::span<const double> capacity_Bps, std::span<const ChannelUse> uses,
+                     double max_rate_Bps);
+
+class MaxMinSharing {
+ public:
+  using FlowIndex = std::int32_t;
+
+  // Capacities per channel id, in bytes per second (>= 0; infinity allowed).
+  explicit MaxMinSharing(std::vector<double> capacity_Bps);
+
+  // Adds a flow over `channels` (repeats allowed) with a private rate cap; its rate is defined
+  // after the next update(). Indices of removed flows are reused.
+  FlowIndex add(std::span<const topo::ChannelId> channels,
+                double max_rate_Bps = std::numeric_limits<double>::infinity());
+  void remove(FlowIndex flow);
+
+  // Re-solves every flow connected through shared channels to the flows added or removed since
+  // the last call; returns those flows (their rates may or may not have changed).
+  std::span<const FlowIndex> update();
+  // The channels those flows cross, also as of the last update().
+  std::span<const topo::ChannelId> updated_channels() const { return component_channels_; }
+
+  double rate_Bps(FlowIndex flow) const { return flows_[static_cast<std::size_t>(flow)].rate_Bps; }
+  std::span<const ChannelUse> uses(FlowIndex flow) const;
+  // Sum of multiplicity * rate over the flows on the channel.
+  double load_Bps(topo::ChannelId channel) const;
+  double capacity_Bps(topo::ChannelId channel) const {
+    return channels_[static_cast<std::size_t>(channel)].capacity_Bps;
+  }
+  int channel_count() const { return static_cast<int>(channels_.size()); }
+  int active_flow_count() const { return active_flows_; }
+
+ private:
+  struct Member {  // a flow on a channel
+    FlowIndex flow;
+    std::int32_t multiplicity;
+    std::int32_t use_index;  // position of this channel in the flow's uses
+  };
+  struct ChannelState {
+    double capacity_Bps = 0;
+    std::vector<Member> members;
+    double remaining_Bps = 0;          // solve scratch: capacity not yet given to frozen flows
+    std::int32_t unfrozen_weight = 0;  // solve scratch: sum of multiplicities of unfrozen flows
+    std::uint32_t visit = 0;           // stamp of the last update() that reached it
+    bool dirty = false;
+  };
+  struct FlowState {
+    std::vector<ChannelUse> uses;
+    std::vector<std::int32_t> member_index;  // position in each used channel's members
+    double max_rate_Bps = 0;
+    double rate_Bps = 0;
+    std::uint32_t visit = 0;
+    bool active = false;
+    bool frozen = false;
+  };
+  struct Level {  // a candidate water level: a channel's fair share or a flow's cap
+    double rate_Bps;
+    std::int64_t key;  // channel id, or channel_count + flow index for a cap
+  };
+  // Min-heap order on (rate, key): ties break on the key, so every solve is deterministic.
+  static bool higher(const Level& x, const Level& y) {
+    return x.rate_Bps != y.rate_Bps ? x.rate_Bps > y.rate_Bps : x.key > y.key;
+  }
+
+  void mark_dirty(topo::ChannelId channel);
+  void collect_component();
+  void solve_component();
+  void freeze(FlowIndex flow, double rate_Bps);
+
+  std::vector<ChannelState> channels_;
+  std::vector<FlowState> flows_;
+  std::vector<FlowIndex> free_flows_;
+  std::vector<topo::ChannelId> dirty_channels_;
+  std::vector<FlowIndex> added_without_channels_;  // solved trivially: rate = max rate
+  std::vector<FlowIndex> component_flows_;
+  std::vector<topo::ChannelId> component_channels_;
+  std::vector<Level> heap_;
+  std::uint32_t visit_ = 0;
+  int active_flows_ = 0;
+};
+
+// One-shot solve: rates of `flows` (each a channel list with repeats) over `capacity_Bps`, with
+// optional per-flow caps (empty = none).
+std::vector<double> max_min_rates(const std::vector<double>& capacity_Bps,
+                                  const std::vector<std::vector<topo::ChannelId>>& flows,
+                                  const std::vector<double>& max_rate_Bps = {});
+
+}  // namespace cs::net

@@ -1,0 +1,174 @@
+// The max-min solver on plain channel capacities: hand-derived cases, incremental updates, and
+// randomized checks of feasibility and max-min optimality.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "network/maxmin.hpp"
+
+namespace cs::net {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Rates in these tests are in GB/s-like round numbers; the solver is unit-agnostic.
+TEST_CASE("one flow on one channel gets the whole channel") {
+  // capacity 100, one flow: level rises to 100 / 1.
+  CHECK(max_min_rates({100}, {{0}}) == std::vector<double>{100});
+}
+
+TEST_CASE("two flows sharing a bottleneck split it evenly") {
+  // channel 0 (100) shared by both; channel 1 (300) only by the second: 100 / 2 = 50 < 300.
+  CHECK(max_min_rates({100, 300}, {{0}, {0, 1}}) == std::vector<double>{50, 50});
+}
+
+TEST_CASE("the classic case: flows with different bottlenecks") {
+  // A = channel 0 (10), B = channel 1 (20). f0 on A, f1 on A and B, f2 on B.
+  // Shares: A 10/2 = 5, B 20/2 = 10. A saturates first: f0 = f1 = 5.
+  // B keeps 20 - 5 = 15 for f2 alone: f2 = 15.
+  CHECK(max_min_rates({10, 20}, {{0}, {0, 1}, {1}}) == std::vector<double>{5, 5, 15});
+}
+
+TEST_CASE("a chain of bottlenecks: parking lot") {
+  // Channels 0..2 of capacity 12. f0 crosses all three; f1, f2, f3 cross one each.
+  // Every channel has weight 2: share 6 everywhere, all saturate at level 6 (ties by channel id):
+  // channel 0 freezes f0 and f1 at 6, which leaves channels 1 and 2 with 12 - 6 = 6 for one flow.
+  CHECK(max_min_rates({12, 12, 12}, {{0, 1, 2}, {0}, {1}, {2}}) == std::vector<double>{6, 6, 6, 6});
+  // Make channel 2 wider (30): f0 still freezes at 6 on channel 0; f3 gets 30 - 6 = 24.
+  CHECK(max_min_rates({12, 12, 30}, {{0, 1, 2}, {0}, {1}, {2}}) ==
+        std::vector<double>{6, 6, 6, 24});
+}
+
+TEST_CASE("a channel listed k times carries k times the rate") {
+  // f0 crosses channel 0 twice: alone it gets 100 / 2 = 50.
+  CHECK(max_min_rates({100}, {{0, 0}}) == std::vector<double>{50});
+  // With f1 (once) the weight is 3: both rise to 100 / 3; load 2 * 100/3 + 100/3 = 100.
+  const auto rates = max_min_rates({100}, {{0, 0}, {0}});
+  CHECK(rates[0] == doctest::Approx(100.0 / 3));
+  CHECK(rates[1] == rates[0]);
+}
+
+TEST_CASE("a flow's cap acts as a private channel") {
+  // f0 capped at 10 on a 100 channel shared with f1: the cap binds at level 10, f1 gets 90.
+  CHECK(max_min_rates({100}, {{0}, {0}}, {10, kInf}) == std::vector<double>{10, 90});
+  // A cap above the fair share does not bind: 50 each.
+  CHECK(max_min_rates({100}, {{0}, {0}}, {70, kInf}) == std::vector<double>{50, 50});
+  // A flow without channels runs at its cap (infinity when uncapped).
+  CHECK(max_min_rates({100}, {{}, {}}, {7, kInf}) == std::vector<double>{7, kInf});
+}
+
+TEST_CASE("solo rate is min(cap, capacity / multiplicity)") {
+  const std::vector<double> capacity{100, 40};
+  const auto uses = count_channel_uses(std::vector<topo::ChannelId>{1, 0, 1});
+  CHECK(uses == std::vector<ChannelUse>{{0, 1}, {1, 2}});
+  CHECK(solo_rate_Bps(capacity, uses, kInf) == 20);  // 40 / 2
+  CHECK(solo_rate_Bps(capacity, uses, 15) == 15);
+}
+
+TEST_CASE("update re-solves only the component touched by a change") {
+  MaxMinSharing sharing({100, 100, 100});
+  const auto a = sharing.add(std::vector<topo::ChannelId>{0});
+  const auto b = sharing.add(std::vector<topo::ChannelId>{2});
+  auto touched = sharing.update();
+  CHECK(touched.size() == 2);
+  CHECK(sharing.rate_Bps(a) == 100);
+  CHECK(sharing.rate_Bps(b) == 100);
+
+  // c joins a on channel 0 and also crosses channel 1; b on channel 2 is a separate component.
+  const auto c = sharing.add(std::vector<topo::ChannelId>{0, 1});
+  touched = sharing.update();
+  std::vector<MaxMinSharing::FlowIndex> got(touched.begin(), touched.end());
+  std::sort(got.begin(), got.end());
+  CHECK(got == std::vector<MaxMinSharing::FlowIndex>{a, c});
+  CHECK(sharing.rate_Bps(a) == 50);
+  CHECK(sharing.rate_Bps(c) == 50);
+  CHECK(sharing.load_Bps(0) == 100);
+  CHECK(sharing.load_Bps(1) == 50);
+
+  // a leaves: c alone gets channel 0 back, b untouched.
+  sharing.remove(a);
+  touched = sharing.update();
+  CHECK(std::vector<MaxMinSharing::FlowIndex>(touched.begin(), touched.end()) ==
+        std::vector<MaxMinSharing::FlowIndex>{c});
+  CHECK(sharing.rate_Bps(c) == 100);
+  CHECK(sharing.active_flow_count() == 2);
+
+  // Nothing changed: nothing to re-solve.
+  CHECK(sharing.update().empty());
+}
+
+// Checks the two conditions that define max-min fairness: feasibility (no channel over its
+// capacity) and that every flow is either at its cap or crosses a saturated channel on which no
+// other flow gets more (its bottleneck).
+void check_max_min(const MaxMinSharing& sharing, const std::vector<MaxMinSharing::FlowIndex>& flows,
+                   const std::vector<double>& caps) {
+  const double tolerance = 1e-9;
+  for (int c = 0; c < sharing.channel_count(); ++c) {
+    REQUIRE(sharing.load_Bps(c) <= sharing.capacity_Bps(c) * (1 + tolerance));
+  }
+  for (std::size_t i = 0; i < flows.size(); ++i) {
+    const double rate = sharing.rate_Bps(flows[i]);
+    REQUIRE(rate >= 0);
+    if (rate >= caps[i] * (1 - tolerance)) continue;
+    bool bottlenecked = false;
+    for (const ChannelUse& use : sharing.uses(flows[i])) {
+      const double capacity = sharing.capacity_Bps(use.channel);
+      if (sharing.load_Bps(use.channel) < capacity * (1 - tolerance)) continue;
+      bool largest = true;
+      for (std::size_t j = 0; j < flows.size(); ++j) {
+        for (const ChannelUse& other : sharing.uses(flows[j])) {
+          if (other.channel == use.channel && sharing.rate_Bps(flows[j]) > rate * (1 + tolerance)) {
+            largest = false;
+          }
+        }
+      }
+      if (largest) bottlenecked = true;
+    }
+    REQUIRE_MESSAGE(bottlenecked, "flow " << i << " at " << rate << " has no bottleneck");
+  }
+}
+
+TEST_CASE("random flow sets: feasible, max-min optimal, incremental equals one-shot") {
+  for (std::uint32_t seed = 1; seed <= 40; ++seed) {
+    CAPTURE(seed);
+    std::mt19937 rng(seed);
+    const int channel_count = 2 + static_cast<int>(rng() % 10);
+    std::vector<double> capacity;
+    for (int c = 0; c < channel_count; ++c) capacity.push_back(1.0 + (rng() % 1000) / 10.0);
+    MaxMinSharing sharing(capacity);
+    std::vector<MaxMinSharing::FlowIndex> live;
+    std::vector<std::vector<topo::ChannelId>> paths;
+    std::vector<double> caps;
+    for (int step = 0; step < 60; ++step) {
+      if (!live.empty() && rng() % 3 == 0) {  // remove a random flow
+        const std::size_t victim = rng() % live.size();
+        sharing.remove(live[victim]);
+        live.erase(live.begin() + static_cast<std::ptrdiff_t>(victim));
+        paths.erase(paths.begin() + static_cast<std::ptrdiff_t>(victim));
+        caps.erase(caps.begin() + static_cast<std::ptrdiff_t>(victim));
+      } else {  // add a flow over 1..4 random channels, repeats possible, sometimes capped
+        std::vector<topo::ChannelId> path;
+        const int length = 1 + static_cast<int>(rng() % 4);
+        for (int h = 0; h < length; ++h)
+          path.push_back(static_cast<topo::ChannelId>(rng() % channel_count));
+        const double cap = rng() % 4 == 0 ? 1.0 + (rng() % 500) / 10.0 : kInf;
+        live.push_back(sharing.add(path, cap));
+        paths.push_back(path);
+        caps.push_back(cap);
+      }
+      sharing.update();
+      check_max_min(sharing, live, caps);
+      const auto fresh = max_min_rates(capacity, paths, caps);
+      for (std::size_t i = 0; i < live.size(); ++i) {
+        REQUIRE(sharing.rate_Bps(live[i]) == doctest::Approx(fresh[i]).epsilon(1e-9));
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace cs::net
