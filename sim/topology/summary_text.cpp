@@ -1,0 +1,146 @@
+// Renders a TopologySummary as the text `clustersim topo` prints: fixed-width tables, figures
+// through the shared unit formatters, nothing that varies between runs or machines.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "topology/summary.hpp"
+
+namespace cs::topo {
+namespace {
+
+std::string pad(const std::string& text, std::size_t width) {
+  return text.size() >= width ? text : text + std::string(width - text.size(), ' ');
+}
+
+std::string pad_left(const std::string& text, std::size_t width) {
+  return text.size() >= width ? text : std::string(width - text.size(), ' ') + text;
+}
+
+std::string gb_per_s(double bytes_per_s) {
+  if (std::isinf(bytes_per_s)) return "X";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4g", bytes_per_s / kGB);
+  return text;
+}
+
+std::string gpu_label(const Cluster& cluster, int node) {
+  return "GPU" + std::to_string(cluster.nodes[static_cast<std::size_t>(node)].rank);
+}
+
+void write_matrix(std::ostringstream& out, const Cluster& cluster, const GpuMatrix& matrix,
+                  bool bandwidth) {
+  std::size_t width = 6;
+  for (int c : matrix.columns) width = std::max(width, gpu_label(cluster, c).size() + 2);
+  out << pad("", 8);
+  for (int c : matrix.columns) out << pad_left(gpu_label(cluster, c), width);
+  out << "  node\n";
+  for (std::size_t i = 0; i < matrix.rows.size(); ++i) {
+    out << pad(gpu_label(cluster, matrix.rows[i]), 8);
+    for (const GpuConnection& cell : matrix.cells[i]) {
+      out << pad_left(bandwidth ? gb_per_s(cell.bandwidth_Bps) : to_string(cell), width);
+    }
+    out << "  " << cluster.nodes[static_cast<std::size_t>(matrix.rows[i])].name << "\n";
+  }
+}
+
+}  // namespace
+
+std::string base_name(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string format_summary(const TopologySummary& s, const Cluster& cluster) {
+  using units::format_bandwidth;
+  std::ostringstream out;
+  out << "Topology " << s.name << " (" << base_name(s.source_file) << ")\n\n";
+
+  out << "Servers\n";
+  for (const ServerGroup& g : s.servers) {
+    out << "  " << g.count << " x " << g.template_name << ": " << g.gpus_per_server << " GPUs"
+        << (g.gpu_model.empty() ? "" : " " + g.gpu_model) << ", " << g.nics_per_server << " NICs\n";
+  }
+  out << "  " << s.gpu_count << " GPUs, " << s.node_count << " nodes, " << s.fabric_switches
+      << " network switches\n\n";
+
+  out << "GPU models\n";
+  for (const GpuModel& m : s.gpu_models) {
+    out << "  " << m.name << ": bf16 " << m.bf16_flops / 1e12 << " TFLOP/s, fp16 "
+        << m.fp16_flops / 1e12 << " TFLOP/s, fp32 " << m.fp32_flops / 1e12 << " TFLOP/s, "
+        << units::format_size(m.memory_bytes) << " at " << format_bandwidth(m.memory_bandwidth_Bps)
+        << "\n";
+  }
+  out << "\n";
+
+  out << "Links by type (line rate per direction)\n";
+  out << "  " << pad("kind", 12) << pad("link", 24) << pad_left("count", 7) << pad_left("each", 12)
+      << pad_left("total", 12) << "\n";
+  for (const LinkGroup& g : s.links) {
+    out << "  " << pad(to_string(g.kind), 12) << pad(g.label, 24)
+        << pad_left(std::to_string(g.count), 7)
+        << pad_left(format_bandwidth(g.bandwidth_Bps / g.count), 12)
+        << pad_left(format_bandwidth(g.bandwidth_Bps), 12) << "\n";
+  }
+  out << "\n";
+
+  out << "Per-GPU bandwidth (line rate per direction; network = server's NIC links / its GPUs)\n";
+  out << "  " << pad("server", 24) << pad_left("NVLink", 12) << pad_left("PCIe", 12)
+      << pad_left("network", 12) << "\n";
+  for (const GpuBandwidth& b : s.per_gpu) {
+    out << "  " << pad(b.template_name, 24) << pad_left(format_bandwidth(b.nvlink_Bps), 12)
+        << pad_left(format_bandwidth(b.pcie_Bps), 12)
+        << pad_left(format_bandwidth(b.network_Bps), 12) << "\n";
+  }
+  out << "\n";
+
+  const Bisection& b = s.bisection;
+  out << "Bisection bandwidth (max flow between two halves of the GPUs, line rate)\n";
+  if (b.gpus_a == 0 || b.gpus_b == 0) {
+    out << "  fewer than two GPUs: no bisection\n";
+  } else {
+    out << "  split " << b.split << " (" << b.gpus_a << " | " << b.gpus_b << " GPUs)\n";
+    out << "  A -> B " << format_bandwidth(b.a_to_b_Bps) << ", B -> A "
+        << format_bandwidth(b.b_to_a_Bps) << "\n";
+    if (b.across_servers) {
+      out << "  NIC injection: A " << format_bandwidth(b.injection_a_Bps) << ", B "
+          << format_bandwidth(b.injection_b_Bps);
+      const double injection = std::min(b.injection_a_Bps, b.injection_b_Bps);
+      if (injection > 0) {
+        char ratio[32];
+        std::snprintf(ratio, sizeof ratio, "%.3g",
+                      std::min(b.a_to_b_Bps, b.b_to_a_Bps) / injection);
+        out << " (bisection / injection = " << ratio << ")";
+      }
+      out << "\n";
+    }
+  }
+  out << "\n";
+
+  out << "GPU connections (like nvidia-smi topo -m)";
+  if (s.matrix_truncated) {
+    out << ": " << s.gpu_count << " GPUs, showing the first server and one inter-server row";
+  }
+  out << "\n";
+  for (const GpuMatrix& m : s.matrices) {
+    out << "  " << m.title << "\n";
+    write_matrix(out, cluster, m, false);
+  }
+  out << "\nPath bandwidth in GB/s (route bottleneck after link efficiency, per direction)\n";
+  for (const GpuMatrix& m : s.matrices) {
+    out << "  " << m.title << "\n";
+    write_matrix(out, cluster, m, true);
+  }
+  out << "\nLegend:\n"
+         "  X    = self\n"
+         "  NV#  = NVLink only (direct or through NVSwitch); # = fewest NVLinks on the path\n"
+         "  PIX  = through one PCIe switch\n"
+         "  PXB  = through several PCIe switches, no host bridge\n"
+         "  PHB  = through a CPU's PCIe host bridge\n"
+         "  SYS  = across the link between CPU sockets (UPI / Infinity Fabric)\n"
+         "  NET  = across the network\n";
+  return out.str();
+}
+
+}  // namespace cs::topo
