@@ -1,0 +1,106 @@
+// Builds the FlowSpecs of memory copies from routes and the topology's node figures.
+#include "network/copies.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "core/error.hpp"
+
+namespace cs::net {
+namespace {
+
+const topo::Node& gpu_at(const topo::ClusterGraph& graph, int gpu_node) {
+  const auto& nodes = graph.cluster().nodes;
+  CS_ASSERT(gpu_node >= 0 && static_cast<std::size_t>(gpu_node) < nodes.size(),
+            "node index " + std::to_string(gpu_node) + " out of range");
+  const topo::Node& node = nodes[static_cast<std::size_t>(gpu_node)];
+  if (node.kind != topo::NodeKind::gpu) {
+    throw InputError(node.loc, "",
+                     "'" + node.name + "' is a " + topo::to_string(node.kind) +
+                         ", not a gpu: copies start or end on a GPU");
+  }
+  return node;
+}
+
+FlowSpec along(const topo::Route& route, double bytes) {
+  FlowSpec spec;
+  spec.channels = route.channels;
+  spec.latency = route.latency;
+  spec.bytes = bytes;
+  return spec;
+}
+
+// The staging memcpy caps a pageable copy (see HostMemory in copies.hpp).
+void apply_staging(FlowSpec& spec, const topo::Node& cpu, HostMemory memory) {
+  if (memory == HostMemory::pinned) return;
+  if (!(cpu.pageable_copy_Bps > 0)) {
+    throw InputError(cpu.loc, "pageable_copy",
+                     "cpu '" + cpu.name + "' has no pageable copy bandwidth for pageable copies");
+  }
+  spec.max_rate_Bps = std::min(spec.max_rate_Bps, cpu.pageable_copy_Bps);
+}
+
+}  // namespace
+
+int host_cpu_of(const topo::ClusterGraph& graph, int gpu_node) {
+  const topo::Node& gpu = gpu_at(graph, gpu_node);
+  const auto& nodes = graph.cluster().nodes;
+  int best = -1;
+  TimePs best_latency = std::numeric_limits<TimePs>::max();
+  int best_hops = std::numeric_limits<int>::max();
+  for (std::size_t v = 0; v < nodes.size(); ++v) {
+    if (nodes[v].kind != topo::NodeKind::cpu || nodes[v].server != gpu.server) continue;
+    const topo::Route route = graph.route(static_cast<int>(v), gpu_node);
+    if (route.latency < best_latency ||
+        (route.latency == best_latency && route.hops() < best_hops)) {
+      best = static_cast<int>(v);
+      best_latency = route.latency;
+      best_hops = route.hops();
+    }
+  }
+  if (best < 0) {
+    throw InputError(gpu.loc, "",
+                     "gpu '" + gpu.name + "' has no cpu node in its server to copy from");
+  }
+  return best;
+}
+
+FlowSpec host_to_device(const topo::ClusterGraph& graph, int gpu_node, double bytes,
+                        HostMemory memory) {
+  const int cpu = host_cpu_of(graph, gpu_node);
+  FlowSpec spec = along(graph.route(cpu, gpu_node), bytes);
+  apply_staging(spec, graph.cluster().nodes[static_cast<std::size_t>(cpu)], memory);
+  return spec;
+}
+
+FlowSpec device_to_host(const topo::ClusterGraph& graph, int gpu_node, double bytes,
+                        HostMemory memory) {
+  const int cpu = host_cpu_of(graph, gpu_node);
+  FlowSpec spec = along(graph.route(gpu_node, cpu), bytes);
+  apply_staging(spec, graph.cluster().nodes[static_cast<std::size_t>(cpu)], memory);
+  return spec;
+}
+
+FlowSpec peer_copy(const topo::ClusterGraph& graph, int src_gpu, int dst_gpu, double bytes) {
+  gpu_at(graph, src_gpu);
+  gpu_at(graph, dst_gpu);
+  if (src_gpu == dst_gpu) return device_copy(graph, src_gpu, bytes);
+  return along(graph.route(src_gpu, dst_gpu), bytes);
+}
+
+FlowSpec device_copy(const topo::ClusterGraph& graph, int gpu_node, double bytes) {
+  const topo::Node& gpu = gpu_at(graph, gpu_node);
+  const auto& models = graph.cluster().gpu_models;
+  if (gpu.gpu_model < 0 || static_cast<std::size_t>(gpu.gpu_model) >= models.size() ||
+      !(models[static_cast<std::size_t>(gpu.gpu_model)].memory_bandwidth_Bps > 0)) {
+    throw InputError(gpu.loc, "model",
+                     "gpu '" + gpu.name + "' has no memory bandwidth for a device-local copy");
+  }
+  FlowSpec spec;
+  spec.bytes = bytes;
+  spec.max_rate_Bps = models[static_cast<std::size_t>(gpu.gpu_model)].memory_bandwidth_Bps / 2;
+  return spec;
+}
+
+}  // namespace cs::net

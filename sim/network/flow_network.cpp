@@ -1,0 +1,152 @@
+// Flows over max-min shared channels. A start or a drain marks the sharing dirty and schedules one
+// re-solve at the current time, so every change made at one instant (a collective starting
+// hundreds of flows) costs one solve. After a solve only flows whose rate changed are touched:
+// their remaining bytes are advanced at the old rate and a new drain event, stamped with a fresh
+// version, replaces the old one (which then fires and is ignored).
+#include "network/flow_network.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+
+#include "core/error.hpp"
+#include "network/transfer_time.hpp"
+
+namespace cs::net {
+namespace {
+
+std::vector<double> capacities_of(const topo::ClusterGraph& graph) {
+  std::vector<double> capacity(static_cast<std::size_t>(graph.channel_count()));
+  for (int c = 0; c < graph.channel_count(); ++c) {
+    capacity[static_cast<std::size_t>(c)] = graph.capacity_Bps(c);
+  }
+  return capacity;
+}
+
+}  // namespace
+
+FlowNetwork::FlowNetwork(EventQueue& queue, const topo::ClusterGraph& graph)
+    : FlowNetwork(queue, capacities_of(graph)) {}
+
+FlowNetwork::FlowNetwork(EventQueue& queue, std::vector<double> capacity_Bps)
+    : queue_(queue), sharing_([&] {
+        for (std::size_t c = 0; c < capacity_Bps.size(); ++c) {
+          // The loader rejects links without bandwidth; a flow on one would never finish.
+          CS_ASSERT(capacity_Bps[c] > 0, "channel " + std::to_string(c) + " has no bandwidth");
+        }
+        return std::move(capacity_Bps);
+      }()) {
+  accounts_.resize(static_cast<std::size_t>(sharing_.channel_count()));
+}
+
+FlowId FlowNetwork::start(FlowSpec spec, Completion on_complete) {
+  CS_ASSERT(std::isfinite(spec.bytes) && spec.bytes >= 0,
+            "flow of " + std::to_string(spec.bytes) + " bytes");
+  CS_ASSERT(spec.max_rate_Bps > 0, "flow capped at a rate of " + std::to_string(spec.max_rate_Bps));
+  CS_ASSERT(spec.latency >= 0, "flow with negative latency");
+  const FlowId id = next_id_++;
+  if (spec.bytes == 0) {  // nothing to drain: done after its latency
+    finish(std::move(on_complete), queue_.now() + spec.latency);
+    return id;
+  }
+  const auto index = sharing_.add(spec.channels, spec.max_rate_Bps);
+  if (static_cast<std::size_t>(index) >= flows_.size())
+    flows_.resize(static_cast<std::size_t>(index) + 1);
+  Flow& flow = flows_[static_cast<std::size_t>(index)];
+  flow.id = id;
+  flow.remaining_bytes = spec.bytes;
+  flow.last_update = queue_.now();
+  flow.rate_Bps = 0;
+  flow.max_rate_Bps = spec.max_rate_Bps;
+  flow.latency = spec.latency;
+  ++flow.version;  // any drain event of the slot's previous flow is now stale
+  flow.active = true;
+  flow.on_complete = std::move(on_complete);
+  request_update();
+  return id;
+}
+
+void FlowNetwork::request_update() {
+  if (update_pending_) return;
+  update_pending_ = true;
+  queue_.schedule(queue_.now(), [this] { apply_update(); });
+}
+
+void FlowNetwork::apply_update() {
+  update_pending_ = false;
+  const TimePs now = queue_.now();
+  const auto touched = sharing_.update();
+  ++rate_updates_;
+  flows_resolved_ += touched.size();
+
+  for (topo::ChannelId c : sharing_.updated_channels()) {
+    ChannelAccount& account = accounts_[static_cast<std::size_t>(c)];
+    const TimePs elapsed = now - account.last_change;
+    account.stats.bytes += account.load_Bps * seconds_from_ps(elapsed);
+    if (account.load_Bps > 0) account.stats.busy_ps += elapsed;
+    account.load_Bps = sharing_.load_Bps(c);
+    account.last_change = now;
+    account.stats.peak_utilization =
+        std::max(account.stats.peak_utilization, account.load_Bps / sharing_.capacity_Bps(c));
+  }
+
+  for (const auto index : touched) {
+    Flow& flow = flows_[static_cast<std::size_t>(index)];
+    const double rate = sharing_.rate_Bps(index);
+    const bool scheduled = flow.rate_Bps > 0;
+    if (scheduled && rate == flow.rate_Bps) continue;  // its drain event still holds
+    if (scheduled) {
+      const double moved = flow.rate_Bps * seconds_from_ps(now - flow.last_update);
+      flow.remaining_bytes = std::max(0.0, flow.remaining_bytes - moved);
+    }
+    flow.last_update = now;
+    flow.rate_Bps = rate;
+    const std::uint32_t version = ++flow.version;
+    queue_.schedule(now + transfer_time_ps(flow.remaining_bytes, rate),
+                    [this, index, version] { on_drained(index, version); });
+  }
+  if (observer_) observer_();
+}
+
+void FlowNetwork::on_drained(MaxMinSharing::FlowIndex index, std::uint32_t version) {
+  Flow& flow = flows_[static_cast<std::size_t>(index)];
+  if (!flow.active || flow.version != version) return;  // rescheduled since
+  flow.active = false;
+  flow.remaining_bytes = 0;
+  flow.last_update = queue_.now();
+  ++flow.version;
+  sharing_.remove(index);
+  request_update();
+  finish(std::move(flow.on_complete), queue_.now() + flow.latency);
+  flow.on_complete = nullptr;
+}
+
+void FlowNetwork::finish(Completion on_complete, TimePs at) {
+  queue_.schedule(at, [callback = std::move(on_complete), at] {
+    if (callback) callback(at);
+  });
+}
+
+std::vector<FlowNetwork::ActiveFlow> FlowNetwork::active_flows() const {
+  std::vector<ActiveFlow> active;
+  for (std::size_t i = 0; i < flows_.size(); ++i) {
+    const Flow& flow = flows_[i];
+    if (!flow.active) continue;
+    const double moved = flow.rate_Bps * seconds_from_ps(queue_.now() - flow.last_update);
+    active.push_back(ActiveFlow{flow.id, static_cast<MaxMinSharing::FlowIndex>(i), flow.rate_Bps,
+                                flow.max_rate_Bps, std::max(0.0, flow.remaining_bytes - moved)});
+  }
+  return active;
+}
+
+ChannelStats FlowNetwork::channel_stats(topo::ChannelId channel) const {
+  const ChannelAccount& account = accounts_[static_cast<std::size_t>(channel)];
+  ChannelStats stats = account.stats;
+  const TimePs elapsed = queue_.now() - account.last_change;
+  stats.bytes += account.load_Bps * seconds_from_ps(elapsed);
+  if (account.load_Bps > 0) stats.busy_ps += elapsed;
+  return stats;
+}
+
+}  // namespace cs::net
