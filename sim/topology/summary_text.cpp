@@ -25,6 +25,11 @@ std::string gb_per_s(double bytes_per_s) {
   return text;
 }
 
+// Bandwidth for a table cell: "-" where there is none.
+std::string bandwidth_cell(double bytes_per_s) {
+  return bytes_per_s > 0 ? units::format_bandwidth(bytes_per_s) : "-";
+}
+
 std::string gpu_label(const Cluster& cluster, int node) {
   return "GPU" + std::to_string(cluster.nodes[static_cast<std::size_t>(node)].rank);
 }
@@ -33,11 +38,11 @@ void write_matrix(std::ostringstream& out, const Cluster& cluster, const GpuMatr
                   bool bandwidth) {
   std::size_t width = 6;
   for (int c : matrix.columns) width = std::max(width, gpu_label(cluster, c).size() + 2);
-  out << pad("", 8);
+  out << pad("", 10);
   for (int c : matrix.columns) out << pad_left(gpu_label(cluster, c), width);
   out << "  node\n";
   for (std::size_t i = 0; i < matrix.rows.size(); ++i) {
-    out << pad(gpu_label(cluster, matrix.rows[i]), 8);
+    out << pad(gpu_label(cluster, matrix.rows[i]), 10);
     for (const GpuConnection& cell : matrix.cells[i]) {
       out << pad_left(bandwidth ? gb_per_s(cell.bandwidth_Bps) : to_string(cell), width);
     }
@@ -55,7 +60,9 @@ std::string base_name(const std::string& path) {
 std::string format_summary(const TopologySummary& s, const Cluster& cluster) {
   using units::format_bandwidth;
   std::ostringstream out;
-  out << "Topology " << s.name << " (" << base_name(s.source_file) << ")\n\n";
+  out << "Topology " << s.name;
+  if (!s.source_file.empty()) out << " (" << base_name(s.source_file) << ")";
+  out << "\n\n";
 
   out << "Servers\n";
   for (const ServerGroup& g : s.servers) {
@@ -69,8 +76,7 @@ std::string format_summary(const TopologySummary& s, const Cluster& cluster) {
   for (const GpuModel& m : s.gpu_models) {
     out << "  " << m.name << ": bf16 " << m.bf16_flops / 1e12 << " TFLOP/s, fp16 "
         << m.fp16_flops / 1e12 << " TFLOP/s, fp32 " << m.fp32_flops / 1e12 << " TFLOP/s, "
-        << units::format_size(m.memory_bytes) << " at " << format_bandwidth(m.memory_bandwidth_Bps)
-        << "\n";
+        << m.memory_bytes / kGB << " GB at " << format_bandwidth(m.memory_bandwidth_Bps) << "\n";
   }
   out << "\n";
 
@@ -89,9 +95,9 @@ std::string format_summary(const TopologySummary& s, const Cluster& cluster) {
   out << "  " << pad("server", 24) << pad_left("NVLink", 12) << pad_left("PCIe", 12)
       << pad_left("network", 12) << "\n";
   for (const GpuBandwidth& b : s.per_gpu) {
-    out << "  " << pad(b.template_name, 24) << pad_left(format_bandwidth(b.nvlink_Bps), 12)
-        << pad_left(format_bandwidth(b.pcie_Bps), 12)
-        << pad_left(format_bandwidth(b.network_Bps), 12) << "\n";
+    out << "  " << pad(b.template_name, 24) << pad_left(bandwidth_cell(b.nvlink_Bps), 12)
+        << pad_left(bandwidth_cell(b.pcie_Bps), 12) << pad_left(bandwidth_cell(b.network_Bps), 12)
+        << "\n";
   }
   out << "\n";
 
