@@ -1,5 +1,6 @@
 // A cluster as plain data: the nodes and links of a topology file after its server templates and
-// fabric generators have been expanded. The loader fills it; the graph and every later layer read it.
+// fabric generators have been expanded. The loader fills it; the graph and every later layer read
+// it.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +17,8 @@ enum class NodeKind { gpu, cpu, pcie_switch, nvswitch, nic, network_switch };
 // What a link is made of; decides how `clustersim topo` groups links and which NCCL figures apply.
 enum class LinkKind { pcie, nvlink, socket, infiniband, ethernet, efa };
 
-const char* to_string(NodeKind kind);  // the YAML spelling: gpu, cpu, pcie_switch, nvswitch, nic, switch
+const char* to_string(
+    NodeKind kind);  // the YAML spelling: gpu, cpu, pcie_switch, nvswitch, nic, switch
 const char* to_string(LinkKind kind);  // pcie, nvlink, socket, infiniband, ethernet, efa
 
 // A GPU model's datasheet figures (dense, no sparsity).
@@ -31,12 +33,13 @@ struct GpuModel {
 };
 
 struct Node {
-  std::string name;       // globally unique: "<server>/<local>" inside a server, else the fabric name
-  std::string local_name; // the name inside its server template ("gpu3"); equals name in the fabric
+  std::string name;  // globally unique: "<server>/<local>" inside a server, else the fabric name
+  std::string
+      local_name;  // the name inside its server template ("gpu3"); equals name in the fabric
   NodeKind kind = NodeKind::gpu;
-  int server = -1;        // index into Cluster::servers; -1 for fabric switches
-  int gpu_model = -1;     // index into Cluster::gpu_models (GPUs only)
-  int rank = -1;          // global rank (GPUs only), see Cluster::ranks
+  int server = -1;     // index into Cluster::servers; -1 for fabric switches
+  int gpu_model = -1;  // index into Cluster::gpu_models (GPUs only)
+  int rank = -1;       // global rank (GPUs only), see Cluster::ranks
   // Host memory of a cpu node (a socket): bandwidth of its DRAM and the rate at which the driver
   // copies pageable memory through its pinned staging buffer (a memcpy on the host).
   double host_memory_bandwidth_Bps = 0;
@@ -46,15 +49,15 @@ struct Node {
 
 // A physical link between two nodes, full duplex: `bandwidth_Bps` in each direction at once.
 struct Link {
-  int a = -1;                  // node index
-  int b = -1;                  // node index
+  int a = -1;  // node index
+  int b = -1;  // node index
   LinkKind kind = LinkKind::pcie;
-  std::string label;           // "NVLink4 x18", "PCIe Gen5 x16", "InfiniBand NDR", "Ethernet 100Gbps"
-  int generation = 0;          // PCIe / NVLink generation (0 where it does not apply)
-  int lanes = 0;               // PCIe width or NVLink count (0 where it does not apply)
-  double bandwidth_Bps = 0;    // line rate, per direction
-  double efficiency = 1.0;     // achievable fraction of line rate for bulk transfers
-  TimePs latency = 0;          // one-way latency of the hop
+  std::string label;         // "NVLink4 x18", "PCIe Gen5 x16", "InfiniBand NDR", "Ethernet 100Gbps"
+  int generation = 0;        // PCIe / NVLink generation (0 where it does not apply)
+  int lanes = 0;             // PCIe width or NVLink count (0 where it does not apply)
+  double bandwidth_Bps = 0;  // line rate, per direction
+  double efficiency = 1.0;   // achievable fraction of line rate for bulk transfers
+  TimePs latency = 0;        // one-way latency of the hop
   SourceLoc loc;
 
   double effective_bandwidth_Bps() const { return bandwidth_Bps * efficiency; }
@@ -62,10 +65,20 @@ struct Link {
 
 // One instance of a server template.
 struct Server {
-  std::string name;          // instance name, e.g. "node3"
-  std::string template_name; // e.g. "dgx-h100"
-  std::vector<int> gpus;     // node indices in local order: the order ranks are assigned
-  std::vector<int> nics;     // node indices in local order: NIC i goes to rail i
+  std::string name;           // instance name, e.g. "node3"
+  std::string template_name;  // e.g. "dgx-h100"
+  std::vector<int> gpus;      // node indices in local order: the order ranks are assigned
+  std::vector<int> nics;      // node indices in local order: NIC i goes to rail i
+};
+
+// What a fabric generator built (empty kind when the file has no `fabric:`); the summary prints it.
+// Bisection bandwidth is not recorded here: the graph computes it by max-flow.
+struct FabricInfo {
+  std::string kind;             // "single_switch", "fat_tree", "rail_optimized" or ""
+  int leaf_ports = 0;           // switch radix (fat_tree, rail_optimized)
+  double oversubscription = 0;  // leaf down:up port ratio (fat_tree, rail_optimized)
+  std::vector<int> leaves;      // node indices of leaf (or the single) switches, in order
+  std::vector<int> spines;      // node indices of spine switches, in order
 };
 
 struct Cluster {
@@ -78,6 +91,7 @@ struct Cluster {
   // Rank r runs on GPU node ranks[r]. Ranks are numbered server by server in instance order and,
   // inside a server, by the GPU's local order: rank = server_index * gpus_per_server + local_gpu.
   std::vector<int> ranks;
+  FabricInfo fabric;
 
   int find_node(const std::string& name) const;  // -1 when absent
 };
