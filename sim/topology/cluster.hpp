@@ -1,6 +1,5 @@
 // A cluster as plain data: the nodes and links of a topology file after its server templates and
-// fabric generators have been expanded. The loader fills it; the graph and every later layer read
-// it.
+// fabric generators have been expanded. The loader fills it; the graph and later layers read it.
 #pragma once
 
 #include <cstdint>
@@ -17,8 +16,8 @@ enum class NodeKind { gpu, cpu, pcie_switch, nvswitch, nic, network_switch };
 // What a link is made of; decides how `clustersim topo` groups links and which NCCL figures apply.
 enum class LinkKind { pcie, nvlink, socket, infiniband, ethernet, efa };
 
-const char* to_string(
-    NodeKind kind);  // the YAML spelling: gpu, cpu, pcie_switch, nvswitch, nic, switch
+// The YAML spelling: gpu, cpu, pcie_switch, nvswitch, nic, switch.
+const char* to_string(NodeKind kind);
 const char* to_string(LinkKind kind);  // pcie, nvlink, socket, infiniband, ethernet, efa
 
 // A GPU model's datasheet figures (dense, no sparsity).
@@ -34,8 +33,8 @@ struct GpuModel {
 
 struct Node {
   std::string name;  // globally unique: "<server>/<local>" inside a server, else the fabric name
-  std::string
-      local_name;  // the name inside its server template ("gpu3"); equals name in the fabric
+  // The name inside its server template ("gpu3"); equals name in the fabric.
+  std::string local_name;
   NodeKind kind = NodeKind::gpu;
   int server = -1;     // index into Cluster::servers; -1 for fabric switches
   int gpu_model = -1;  // index into Cluster::gpu_models (GPUs only)
