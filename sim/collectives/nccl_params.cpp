@@ -1,0 +1,167 @@
+// NCCL's priors. Unless a line says otherwise, each figure is read from
+// shared/reference/nccl-cost-model.md (NCCL 2.30 src/graph/tuning.cc, topo.h, search.cc).
+#include "collectives/nccl_params.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+namespace cs::coll {
+namespace {
+
+constexpr int T = index_of(Algo::tree);
+constexpr int R = index_of(Algo::ring);
+constexpr int V = index_of(Algo::nvls);
+constexpr int P = index_of(Algo::pat);
+
+void set3(double (&row)[kProtoCount], double ll, double ll128, double simple) {
+  row[0] = ll;
+  row[1] = ll128;
+  row[2] = simple;
+}
+
+}  // namespace
+
+NcclParams nccl_priors(GpuArch arch) {
+  NcclParams p;
+  p.source = std::string("nccl-2.28 priors (") + to_string(arch) + ")";
+
+  // Base latency (us), reference table "base latency"; NVLS has none.
+  set3(p.base_latency_us[T], 6.8, 14.0, 8.4);
+  set3(p.base_latency_us[R], 6.6, 14.0, 8.4);
+  set3(p.base_latency_us[V], 0, 0, 0);
+  set3(p.base_latency_us[P], 8.0, 8.0, 8.0);
+
+  // Per-hop latency (us), reference table "per-hop latency". NVLS runs Simple only; its PCIe row
+  // is absent in NCCL (no NVLS without NVSwitch). PAT has no hop entries: its formula uses Tree's
+  // network figure.
+  auto& nvl = p.hop_latency_us[index_of(LinkClass::nvlink)];
+  auto& pci = p.hop_latency_us[index_of(LinkClass::pcie)];
+  auto& net = p.hop_latency_us[index_of(LinkClass::network)];
+  set3(nvl[T], 0.6, 1.25, 4.0);
+  set3(nvl[R], 0.6, 1.9, 3.4);
+  set3(nvl[V], 0, 0, 25);
+  set3(pci[T], 1.0, 1.9, 4.0);
+  set3(pci[R], 1.0, 2.5, 5.7);
+  set3(net[T], 5.0, 8.5, 14);
+  set3(net[R], 2.7, 4.0, 14.0);
+  set3(net[V], 0, 0, 18);
+
+  p.ring_simple_multinode_latency_factor =
+      arch == GpuArch::volta ? 1.9 : 1.4;  // tuning.cc: 1.9 before sm80
+  p.ring_simple_plateau_bytes = 64;
+  // PAT latency: NCCL 2.30 tuning.cc "8 + log2i(nNodes) * (interLat/3.5) + nRanks * 2.8".
+  p.pat_log_latency_divisor = 3.5;
+  p.pat_per_rank_latency_us = 2.8;
+
+  p.ring_ll_efficiency = 0.5;                    // reference: Ring LL busBw * 0.5
+  p.ll128_efficiency = 0.92;                     // reference: Ring LL128 busBw * 0.92
+  p.tree_efficiency = 0.92;                      // reference: Tree Simple all-reduce busBw * 0.92
+  p.tree_ll_efficiency = 1.0 / 3.8;              // reference: Tree LL busBw / 3.8
+  p.tree_ll128_efficiency_one_node = 7.0 / 9.0;  // NCCL tuning.cc (Tree LL128, nNodes == 1)
+  p.tree_ll128_efficiency_multi_node = 120.0 / 128.0;  // NCCL tuning.cc (Tree LL128, nNodes > 1)
+  p.pat_efficiency = 0.75;                             // NCCL tuning.cc: busBw *= .75 for PAT
+  p.nvls_efficiency = 0.85;                            // reference: NVLS efficiency on Hopper
+
+  // llMaxBw: reference gives the single-node figure by arch; the N2/N4 columns are NCCL
+  // tuning.cc llMaxBws (multi-node figures are indexed by CPU vendor there; Intel/AMD rows).
+  // Per-channel caps: reference gives Ring LL128 36.7 on Hopper; the others are tuning.cc
+  // perChMaxRingLL128Bws / perChMaxTreeBws / perChMaxTreeLL128Bws.
+  auto set_nodes = [](double(&row)[kNodeClassCount], double n1, double n2, double n4) {
+    row[0] = n1;
+    row[1] = n2;
+    row[2] = n4;
+  };
+  switch (arch) {
+    case GpuArch::volta:
+      set_nodes(p.ll_max_bw_GBps, 39.0, 39.0, 20.4);
+      p.ring_ll128_max_per_channel_GBps = 20.0;
+      set_nodes(p.tree_max_per_channel_GBps, 26.5, 18.5, 10.0);
+      set_nodes(p.tree_ll128_max_per_channel_GBps, 20.0, 20.0, 20.0);
+      p.nvlink_per_link_GBps = 20.0;  // NCCL topo.h SM70 NVLink figure (reference lists A100's 20)
+      break;
+    case GpuArch::ampere:
+      set_nodes(p.ll_max_bw_GBps, 87.7, 22.5, 19.0);
+      p.ring_ll128_max_per_channel_GBps = 20.0;
+      set_nodes(p.tree_max_per_channel_GBps, 24.0, 23.6, 17.8);
+      set_nodes(p.tree_ll128_max_per_channel_GBps, 20.0, 20.0, 20.0);
+      p.nvlink_per_link_GBps = 20.0;  // reference: A100
+      break;
+    case GpuArch::hopper:
+      set_nodes(p.ll_max_bw_GBps, 141.0, 45.0, 35.0);
+      p.ring_ll128_max_per_channel_GBps = 36.7;
+      set_nodes(p.tree_max_per_channel_GBps, 38.7, 41.4, 36.0);
+      set_nodes(p.tree_ll128_max_per_channel_GBps, 36.7, 36.7, 29.0);
+      p.nvlink_per_link_GBps = 20.6;  // reference: H100/H200
+      break;
+    case GpuArch::blackwell:
+      set_nodes(p.ll_max_bw_GBps, 282.0, 90.0, 70.0);
+      p.ring_ll128_max_per_channel_GBps = 2 * 36.7;
+      set_nodes(p.tree_max_per_channel_GBps, 2 * 38.7, 2 * 41.4, 2 * 36.0);
+      set_nodes(p.tree_ll128_max_per_channel_GBps, 2 * 36.7, 2 * 36.7, 2 * 29.0);
+      p.nvlink_per_link_GBps = 40.1;  // reference: Blackwell
+      break;
+  }
+
+  p.pcie_gen3_GBps = 12;  // reference: PCIe Gen3 x16
+  p.pcie_gen4_GBps = 24;  // reference: Gen4
+  p.pcie_gen5_GBps = 48;  // reference: Gen5
+  // Reference: speeds tried on Hopper; the tail below 12 / 24 is NCCL search.cc sm90SpeedArray*.
+  p.intra_speeds_GBps = {60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3, 2.4, 1.2, 0.24, 0.12};
+  p.inter_speeds_GBps = {48, 45, 42, 40, 30, 24, 20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24, 0.12};
+  p.search_max_channels = 32;  // NCCL: graph->maxChannels = MAXCHANNELS / 2 with MAXCHANNELS 64
+  p.duplicate_channels_min_GBps = 25;  // NCCL search.cc: "if (graph->bwIntra >= 25.0)" duplicate
+  p.search_speed_ratio_floor = 0.49;   // NCCL search.cc: next speed / best speed > .49
+  p.nvls_channels = 16;                // NCCL NCCL_NVLS_NCHANNELS default on Hopper
+
+  // NCCL device.h: NCCL_LL_MAX_NTHREADS 512, NCCL_LL128_MAX_NTHREADS 640,
+  // NCCL_SIMPLE_MAX_NTHREADS 512; thresholds from the reference (LL 8, LL128 8, Simple 64).
+  p.max_threads[index_of(Proto::ll)] = 512;
+  p.max_threads[index_of(Proto::ll128)] = 640;
+  p.max_threads[index_of(Proto::simple)] = 512;
+  p.thread_threshold[index_of(Proto::ll)] = 8;
+  p.thread_threshold[index_of(Proto::ll128)] = 8;
+  p.thread_threshold[index_of(Proto::simple)] = 64;
+  return p;
+}
+
+GpuArch arch_from_gpu_name(std::string_view gpu_name) {
+  std::string name;
+  for (char c : gpu_name)
+    name.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
+  auto has = [&](const char* s) { return name.find(s) != std::string::npos; };
+  if (has("V100")) return GpuArch::volta;
+  if (has("A100") || has("A800") || has("A10") || has("A40") || has("L40") || has("L4"))
+    return GpuArch::ampere;  // sm80-sm89 share NCCL's Ampere row
+  if (has("B200") || has("B100") || has("GB200") || has("B300")) return GpuArch::blackwell;
+  return GpuArch::hopper;
+}
+
+const char* to_string(GpuArch arch) {
+  switch (arch) {
+    case GpuArch::volta:
+      return "volta";
+    case GpuArch::ampere:
+      return "ampere";
+    case GpuArch::hopper:
+      return "hopper";
+    case GpuArch::blackwell:
+      return "blackwell";
+  }
+  return "?";
+}
+
+double nccl_pcie_GBps(const NcclParams& params, int generation) {
+  switch (generation) {
+    case 3:
+      return params.pcie_gen3_GBps;
+    case 4:
+      return params.pcie_gen4_GBps;
+    case 5:
+      return params.pcie_gen5_GBps;
+    default:
+      return 0;
+  }
+}
+
+}  // namespace cs::coll

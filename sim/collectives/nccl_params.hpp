@@ -1,0 +1,81 @@
+// Every constant of NCCL's cost model in one plain struct, so that the calibration fitter can fill
+// the same struct from measurements. The defaults are NCCL's own priors (see nccl_params.cpp).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collectives/nccl_types.hpp"
+
+namespace cs::coll {
+
+// NCCL indexes a few tables by GPU generation (compute capability 7.x / 8.x / 9.x / 10.x).
+enum class GpuArch { volta, ampere, hopper, blackwell };
+
+// Node-count column of NCCL's tables: N1 = one node, N2 = two nodes, N4 = three or more.
+inline constexpr int kNodeClassCount = 3;
+inline int node_class(int n_nodes) {
+  return n_nodes <= 1 ? 0 : n_nodes == 2 ? 1 : 2;
+}
+
+struct NcclParams {
+  std::string
+      source;  // where the figures came from: "nccl-2.28 priors (hopper)", a calibration file
+
+  // Latency, microseconds: time = base + per-hop terms (see tuner.hpp for the formulas).
+  double base_latency_us[kAlgoCount][kProtoCount] = {};
+  double hop_latency_us[kLinkClassCount][kAlgoCount][kProtoCount] = {};
+  // Multi-node ring Simple all-reduce latency multiplier once bytes / (nChannels * nRanks) reaches
+  // the threshold (the "plateau effect of ring").
+  double ring_simple_multinode_latency_factor = 1.0;
+  double ring_simple_plateau_bytes = 64;
+  // PAT latency = base + log2(nNodes) * interLat / divisor + nRanks * per_rank.
+  double pat_log_latency_divisor = 1.0;
+  double pat_per_rank_latency_us = 0.0;
+
+  // Bandwidth refinements applied to busBw = nChannels * perChannelBw, GB/s.
+  double ring_ll_efficiency = 0.5;
+  double ll128_efficiency = 0.92;
+  double tree_efficiency = 0.92;
+  double tree_ll_efficiency = 1.0;
+  double tree_ll128_efficiency_one_node = 1.0;
+  double tree_ll128_efficiency_multi_node = 1.0;
+  double pat_efficiency = 1.0;
+  double nvls_efficiency = 1.0;
+  double ll_max_bw_GBps[kNodeClassCount] = {};
+  double ring_ll128_max_per_channel_GBps = 0;
+  double tree_max_per_channel_GBps[kNodeClassCount] = {};
+  double tree_ll128_max_per_channel_GBps[kNodeClassCount] = {};
+
+  // What NCCL's topology search assumes per link, GB/s.
+  double nvlink_per_link_GBps = 0;
+  double pcie_gen3_GBps = 0, pcie_gen4_GBps = 0, pcie_gen5_GBps = 0;
+  // Per-channel speeds the graph search tries, highest first, GB/s.
+  std::vector<double> intra_speeds_GBps;
+  std::vector<double> inter_speeds_GBps;
+  int search_max_channels = 32;             // the search looks for at most this many rings/trees
+  double duplicate_channels_min_GBps = 25;  // at or above this per-channel speed, channels double
+  double search_speed_ratio_floor =
+      0.49;  // stop lowering the speed below this fraction of the best
+  int nvls_channels = 16;
+
+  // Channels shrink while bytes < nChannels * nThreads * threshold (threshold x nRanks for ring
+  // LL).
+  int max_threads[kProtoCount] = {};
+  int thread_threshold[kProtoCount] = {};
+};
+
+// NCCL's priors for a GPU generation, from shared/reference/nccl-cost-model.md (NCCL 2.30
+// tuning.cc, the node runs 2.28) and, where the reference is silent, NCCL's source (said per
+// field).
+NcclParams nccl_priors(GpuArch arch);
+
+// The generation of a GPU model name ("H100 SXM" -> hopper); hopper when the name is unknown.
+GpuArch arch_from_gpu_name(std::string_view gpu_name);
+const char* to_string(GpuArch arch);
+
+// NCCL's bandwidth figure for one PCIe link of a generation, GB/s (0 for an unknown generation).
+double nccl_pcie_GBps(const NcclParams& params, int generation);
+
+}  // namespace cs::coll

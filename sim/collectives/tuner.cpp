@@ -1,0 +1,228 @@
+// NCCL's tuner: the prediction table, the choice, the small-message channel shrink.
+#include "collectives/tuner.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "core/error.hpp"
+
+namespace cs::coll {
+namespace {
+
+int log2_floor(int n) {
+  int l = 0;
+  while (n > 1) {
+    n >>= 1;
+    ++l;
+  }
+  return l;
+}
+
+int steps_of(Op op, int n) {
+  switch (op) {
+    case Op::all_reduce:
+      return 2 * (n - 1);
+    case Op::all_gather:
+    case Op::reduce_scatter:
+      return n - 1;
+    default:
+      return n;
+  }
+}
+
+// Whether NCCL would consider (algo, proto) for this op on this communicator.
+bool applicable(const CommShape& s, Op op, Algo a, Proto p, const TunerOptions& o) {
+  if (!(o.algo_mask & (1u << index_of(a))) || !(o.proto_mask & (1u << index_of(p)))) return false;
+  if (p == Proto::ll128 && s.intra != LinkClass::nvlink) return false;  // NVLink-only paths
+  const bool ppn1 = s.n_ranks == s.n_nodes;
+  switch (a) {
+    case Algo::ring:
+      return op != Op::all_to_all && op != Op::send_recv;
+    case Algo::tree:
+      return op == Op::all_reduce && s.tree.n_channels > 0;
+    case Algo::nvls:  // in-switch reduction inside one NVSwitch server
+      return op == Op::all_reduce && p == Proto::simple && o.nvls_enabled && s.nvswitch &&
+             s.n_nodes == 1 && s.n_ranks > 1 && s.nvls.n_channels > 0;
+    case Algo::pat:  // one rank per node
+      return (op == Op::all_gather || op == Op::reduce_scatter) && p == Proto::simple && ppn1 &&
+             s.n_nodes > 1;
+  }
+  return false;
+}
+
+const GraphInfo& graph_of(const CommShape& s, Algo a) {
+  return a == Algo::tree ? s.tree : a == Algo::nvls ? s.nvls : s.ring;
+}
+
+Estimate estimate_one(const CommShape& s, Op op, double bytes, Algo a, Proto p,
+                      const NcclParams& prm) {
+  const int n = s.n_ranks;
+  const int nodes = s.n_nodes;
+  const int nc = node_class(nodes);
+  const int nsteps = steps_of(op, n);
+  const GraphInfo& g = graph_of(s, a);
+  const double nch = g.n_channels;
+  const int ia = index_of(a);
+  const int ip = index_of(p);
+
+  double bus = nch * (nodes <= 2 ? g.bw_intra_GBps : g.bw_inter_GBps);
+  const double ll_max = prm.ll_max_bw_GBps[nc];
+  if (a == Algo::ring && p == Proto::ll) bus = std::min(ll_max, bus * prm.ring_ll_efficiency);
+  if (a == Algo::ring && p == Proto::ll128)
+    bus = std::min(bus * prm.ll128_efficiency, nch * prm.ring_ll128_max_per_channel_GBps);
+  if (a == Algo::tree && op == Op::all_reduce)
+    bus = std::min(bus * prm.tree_efficiency, nch * prm.tree_max_per_channel_GBps[nc]);
+  if (a == Algo::tree && p == Proto::ll) bus = std::min(bus * prm.tree_ll_efficiency, ll_max);
+  if (a == Algo::tree && p == Proto::ll128) {
+    const double eff =
+        nodes == 1 ? prm.tree_ll128_efficiency_one_node : prm.tree_ll128_efficiency_multi_node;
+    bus = std::min(bus * eff, nch * prm.tree_ll128_max_per_channel_GBps[nc]);
+  }
+  if (a == Algo::pat) bus *= prm.pat_efficiency;
+  if (a == Algo::nvls) bus = 2.0 * bus * prm.nvls_efficiency * (nch - 1.0) / nch;
+
+  double algbw = bus;
+  if (a == Algo::ring || a == Algo::nvls) algbw = bus * n / std::max(nsteps, 1);
+  if (a == Algo::tree) algbw = bus * 0.5;
+
+  const double ppn = static_cast<double>(n) / nodes;
+  const double intra_lat = prm.hop_latency_us[index_of(s.intra)][ia][ip];
+  const auto& net = prm.hop_latency_us[index_of(LinkClass::network)];
+  const double inter_lat = ppn == 1.0 ? net[index_of(Algo::tree)][ip] : net[ia][ip];
+  double lat = prm.base_latency_us[ia][ip];
+  switch (a) {
+    case Algo::ring: {
+      const int inter_steps = nodes == 1 ? 0 : op == Op::all_reduce ? 2 * (nodes - 1) : nodes - 1;
+      lat += (nsteps - inter_steps) * intra_lat + inter_steps * inter_lat;
+      break;
+    }
+    case Algo::tree:
+      lat += 2.0 * ((ppn - 1.0) * intra_lat + log2_floor(nodes) * inter_lat);
+      break;
+    case Algo::nvls:
+      lat = intra_lat + (nodes > 1 ? inter_lat : 0.0);
+      break;
+    case Algo::pat:
+      lat += log2_floor(nodes) * inter_lat / prm.pat_log_latency_divisor +
+             n * prm.pat_per_rank_latency_us;
+      break;
+  }
+  if (a == Algo::ring && p == Proto::simple && nodes > 1 && op == Op::all_reduce &&
+      bytes / (nch * n) >= prm.ring_simple_plateau_bytes)
+    lat *= prm.ring_simple_multinode_latency_factor;
+
+  Estimate e;
+  e.algo = a;
+  e.proto = p;
+  e.latency_us = lat;
+  e.bus_bw_GBps = bus;
+  e.algo_bw_GBps = algbw;
+  e.time_us = algbw > 0 ? lat + bytes / (1e3 * algbw) : lat;  // GB/s = 1e3 bytes/us
+  return e;
+}
+
+void shrink_channels(TunerChoice& c, double bytes, int n_ranks, const NcclParams& prm) {
+  const int ip = index_of(c.estimate.proto);
+  int nc = c.graph_channels;
+  int nt = prm.max_threads[ip];
+  double threshold = prm.thread_threshold[ip];
+  if (c.estimate.algo == Algo::ring && c.estimate.proto == Proto::ll) threshold *= n_ranks;
+  if (c.estimate.algo != Algo::nvls) {
+    while (bytes < static_cast<double>(nc) * nt * threshold) {
+      if (nc >= 2) {
+        --nc;
+      } else if (nt % 128 == 0) {
+        nt /= 2;
+      } else {
+        break;
+      }
+    }
+  }
+  c.n_channels = nc;
+  c.n_threads = nt;
+}
+
+unsigned parse_mask(const std::string& text, const std::string& key, bool algo) {
+  if (text.empty()) return algo ? (1u << kAlgoCount) - 1 : (1u << kProtoCount) - 1;
+  unsigned mask = 0;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (algo) {
+      const auto a = parse_algo(item);
+      if (!a)
+        throw InputError("key '" + key + "': unknown algorithm '" + item +
+                         "'; valid: " + valid_algos());
+      mask |= 1u << index_of(*a);
+    } else {
+      const auto p = parse_proto(item);
+      if (!p)
+        throw InputError("key '" + key + "': unknown protocol '" + item +
+                         "'; valid: " + valid_protos());
+      mask |= 1u << index_of(*p);
+    }
+  }
+  return mask;
+}
+
+}  // namespace
+
+std::vector<Estimate> estimate_all(const CommShape& shape, Op op, double bytes,
+                                   const NcclParams& params, const TunerOptions& options) {
+  std::vector<Estimate> out;
+  if (shape.n_ranks <= 1) return out;
+  for (Algo a : kAllAlgos) {
+    for (Proto p : kAllProtos) {
+      if (!applicable(shape, op, a, p, options)) continue;
+      if (graph_of(shape, a).n_channels <= 0) continue;
+      const Estimate e = estimate_one(shape, op, bytes, a, p, params);
+      if (e.algo_bw_GBps > 0) out.push_back(e);
+    }
+  }
+  return out;
+}
+
+TunerChoice choose(const CommShape& shape, Op op, double bytes, const NcclParams& params,
+                   const TunerOptions& options) {
+  TunerChoice c;
+  if (op == Op::all_to_all || op == Op::send_recv || shape.n_ranks <= 1) {
+    const LinkClass hop = shape.n_nodes > 1 ? LinkClass::network : shape.intra;
+    const int r = index_of(Algo::ring);
+    const int s = index_of(Proto::simple);
+    c.p2p = true;
+    c.estimate.algo = Algo::ring;
+    c.estimate.proto = Proto::simple;
+    c.estimate.latency_us = shape.n_ranks <= 1 ? 0.0
+                                               : params.base_latency_us[r][s] +
+                                                     params.hop_latency_us[index_of(hop)][r][s];
+    c.graph_channels = std::max(shape.ring.n_channels, 1);
+    c.n_channels = c.graph_channels;
+    c.n_threads = params.max_threads[s];
+    return c;
+  }
+  const std::vector<Estimate> table = estimate_all(shape, op, bytes, params, options);
+  if (table.empty()) {
+    throw InputError(std::string("no algorithm/protocol available for ") + to_string(op) + " on " +
+                     std::to_string(shape.n_ranks) +
+                     " ranks with the forced "
+                     "NCCL_ALGO/NCCL_PROTO (or --algo/--proto) choice");
+  }
+  const Estimate* best = &table.front();
+  for (const Estimate& e : table) {
+    if (e.time_us < best->time_us) best = &e;
+  }
+  c.estimate = *best;
+  c.graph_channels = graph_of(shape, best->algo).n_channels;
+  shrink_channels(c, bytes, shape.n_ranks, params);
+  return c;
+}
+
+unsigned parse_algo_mask(const std::string& text, const std::string& key) {
+  return parse_mask(text, key, true);
+}
+unsigned parse_proto_mask(const std::string& text, const std::string& key) {
+  return parse_mask(text, key, false);
+}
+
+}  // namespace cs::coll

@@ -1,0 +1,81 @@
+// NCCL's tuner as a pure function: predict every enabled (algorithm, protocol) for a collective on
+// a communicator of a given shape, pick the fastest (or what NCCL_ALGO / NCCL_PROTO force), and
+// shrink the channel count for small messages as NCCL's enqueue does.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "collectives/channel_search.hpp"
+#include "collectives/nccl_params.hpp"
+
+namespace cs::coll {
+
+// What the tuner needs to know of a communicator.
+struct CommShape {
+  int n_ranks = 1;
+  int n_nodes = 1;
+  LinkClass intra = LinkClass::nvlink;  // nvlink when every intra-server path is NVLink-only
+  bool nvswitch = false;                // the GPUs of a server meet on an NVSwitch
+  GraphInfo ring;
+  GraphInfo tree;
+  GraphInfo nvls;
+};
+
+// Which algorithms and protocols may be used (bit i = index_of(...)): NCCL_ALGO / NCCL_PROTO.
+struct TunerOptions {
+  unsigned algo_mask = (1u << kAlgoCount) - 1;
+  unsigned proto_mask = (1u << kProtoCount) - 1;
+  bool nvls_enabled = false;  // NCCL_NVLS_ENABLE; off on the calibration machines
+};
+
+// One row of NCCL's prediction table.
+struct Estimate {
+  Algo algo = Algo::ring;
+  Proto proto = Proto::simple;
+  double latency_us = 0;   // including the size-dependent ring plateau factor
+  double bus_bw_GBps = 0;  // after the per-algorithm refinements, before the algbw conversion
+  double algo_bw_GBps = 0;
+  double time_us = 0;  // latency + bytes / algbw
+};
+
+// The decision for one call.
+struct TunerChoice {
+  Estimate estimate;
+  int graph_channels = 0;  // channels of the algorithm's graph
+  int n_channels = 0;      // channels actually used after the small-message shrink
+  int n_threads = 0;
+  bool p2p = false;  // all-to-all and send/recv: NCCL's point-to-point path, no tuner
+};
+
+// Every enabled (algo, proto) for `op` moving `bytes` (nccl-tests' S: the full buffer, the
+// gathered size for all-gather / reduce-scatter), in (algo, proto) order. Formulas, with
+// n ranks on N nodes, ppn = n / N, nsteps = 2(n-1) (all-reduce), n-1 (all-gather,
+// reduce-scatter), n (broadcast, reduce):
+//   busBw = nChannels * (N <= 2 ? bwIntra : bwInter), then Ring LL min(llMax, busBw * effLL),
+//   Ring LL128 min(busBw * effLL128, nCh * perChLL128), Tree all-reduce min(busBw * effTree,
+//   nCh * perChTree), Tree LL min(busBw * effTreeLL, llMax), Tree LL128 min(busBw * eff, nCh *
+//   perChTreeLL128), PAT busBw * effPat, NVLS 2 * busBw * effNvls * (nCh-1)/nCh;
+//   algbw = busBw * n / nsteps (Ring, NVLS), busBw / 2 (Tree), busBw (PAT);
+//   latency: Ring base + (nsteps - interSteps) * intraHop + interSteps * netHop, interSteps =
+//   2(N-1) for all-reduce else N-1 (0 on one node); Tree base + 2((ppn-1) intraHop + log2(N)
+//   netHop); NVLS intraHop (+ netHop across nodes); PAT base + log2(N) netHop / div + n * perRank.
+//   With ppn = 1 the network hop is Tree's. Multi-node Ring Simple all-reduce latency is
+//   multiplied by the plateau factor when bytes / (nCh * n) >= plateau bytes.
+std::vector<Estimate> estimate_all(const CommShape& shape, Op op, double bytes,
+                                   const NcclParams& params, const TunerOptions& options);
+
+// The fastest enabled estimate (ties: first in (algo, proto) order), with its channels shrunk:
+//   nc = nChannels, nt = maxThreads; while bytes < nc * nt * threshold: nc-- if nc >= 2, else
+//   nt /= 2 while nt is a multiple of 128. NVLS keeps its channels.
+// All-to-all and send/recv return a p2p choice: Simple over the ring graph's channels, latency
+// base + one hop of the path's class. Throws InputError when the options leave nothing.
+TunerChoice choose(const CommShape& shape, Op op, double bytes, const NcclParams& params,
+                   const TunerOptions& options);
+
+// Parses NCCL_ALGO / NCCL_PROTO style lists ("ring,tree", case-insensitive) into a mask; throws
+// InputError naming `key` and the valid values. An empty text means "all".
+unsigned parse_algo_mask(const std::string& text, const std::string& key);
+unsigned parse_proto_mask(const std::string& text, const std::string& key);
+
+}  // namespace cs::coll
