@@ -30,6 +30,7 @@ json matrix_json(const topo::Cluster& cluster, const topo::GpuMatrix& matrix) {
       cells.push_back({{"rank", rank_of(matrix.columns[j])},
                        {"connection", topo::to_string(c)},
                        {"bandwidth_Bps", bandwidth_json(c.bandwidth_Bps)},
+                       {"line_rate_Bps", bandwidth_json(c.line_rate_Bps)},
                        {"latency_ps", c.latency},
                        {"hops", c.hops}});
     }

@@ -26,6 +26,7 @@ struct GpuConnection {
   ConnectionType type = ConnectionType::self;
   int nvlink_lanes = 0;      // for nvlink
   double bandwidth_Bps = 0;  // route bottleneck after link efficiency; inf for self
+  double line_rate_Bps = 0;  // route bottleneck at line rate; inf for self
   TimePs latency = 0;
   int hops = 0;
 };

@@ -32,6 +32,7 @@ GpuConnection classify_connection(const ClusterGraph& graph, int gpu_a, int gpu_
   GpuConnection result;
   if (gpu_a == gpu_b) {
     result.bandwidth_Bps = std::numeric_limits<double>::infinity();
+    result.line_rate_Bps = result.bandwidth_Bps;
     return result;
   }
   const Cluster& cluster = graph.cluster();
@@ -47,8 +48,10 @@ GpuConnection classify_connection(const ClusterGraph& graph, int gpu_a, int gpu_
   bool host_bridge = false;
   int pcie_switches = 0;
   int fewest_lanes = std::numeric_limits<int>::max();
+  result.line_rate_Bps = std::numeric_limits<double>::infinity();
   for (ChannelId c : route.channels) {
     const Link& link = graph.link_of(c);
+    result.line_rate_Bps = std::min(result.line_rate_Bps, link.bandwidth_Bps);
     all_nvlink = all_nvlink && link.kind == LinkKind::nvlink;
     network = network || is_network_link(link.kind);
     socket = socket || link.kind == LinkKind::socket;

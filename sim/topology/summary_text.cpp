@@ -18,10 +18,11 @@ std::string pad_left(const std::string& text, std::size_t width) {
   return text.size() >= width ? text : std::string(width - text.size(), ' ') + text;
 }
 
-std::string gb_per_s(double bytes_per_s) {
-  if (std::isinf(bytes_per_s)) return "X";
-  char text[32];
-  std::snprintf(text, sizeof text, "%.4g", bytes_per_s / kGB);
+// "line/achievable" in GB/s, e.g. "450/365"; "X" for a GPU to itself.
+std::string path_bandwidth_cell(const GpuConnection& cell) {
+  if (std::isinf(cell.bandwidth_Bps)) return "X";
+  char text[48];
+  std::snprintf(text, sizeof text, "%.4g/%.4g", cell.line_rate_Bps / kGB, cell.bandwidth_Bps / kGB);
   return text;
 }
 
@@ -38,13 +39,18 @@ void write_matrix(std::ostringstream& out, const Cluster& cluster, const GpuMatr
                   bool bandwidth) {
   std::size_t width = 6;
   for (int c : matrix.columns) width = std::max(width, gpu_label(cluster, c).size() + 2);
+  for (const auto& row : matrix.cells) {
+    for (const GpuConnection& cell : row) {
+      width = std::max(width, (bandwidth ? path_bandwidth_cell(cell) : to_string(cell)).size() + 2);
+    }
+  }
   out << pad("", 10);
   for (int c : matrix.columns) out << pad_left(gpu_label(cluster, c), width);
   out << "  node\n";
   for (std::size_t i = 0; i < matrix.rows.size(); ++i) {
     out << pad(gpu_label(cluster, matrix.rows[i]), 10);
     for (const GpuConnection& cell : matrix.cells[i]) {
-      out << pad_left(bandwidth ? gb_per_s(cell.bandwidth_Bps) : to_string(cell), width);
+      out << pad_left(bandwidth ? path_bandwidth_cell(cell) : to_string(cell), width);
     }
     out << "  " << cluster.nodes[static_cast<std::size_t>(matrix.rows[i])].name << "\n";
   }
@@ -133,7 +139,9 @@ std::string format_summary(const TopologySummary& s, const Cluster& cluster) {
     out << "  " << m.title << "\n";
     write_matrix(out, cluster, m, false);
   }
-  out << "\nPath bandwidth in GB/s (route bottleneck after link efficiency, per direction)\n";
+  out << "\nPath bandwidth in GB/s per direction, line rate/achievable (the route's narrowest "
+         "link,\n"
+         "before/after link efficiency; transfers in the simulator get the achievable figure)\n";
   for (const GpuMatrix& m : s.matrices) {
     out << "  " << m.title << "\n";
     write_matrix(out, cluster, m, true);

@@ -44,6 +44,11 @@ TEST_CASE("fat tree: NV18 inside a server, NET between servers") {
   CHECK(connection(g, "node0/gpu0", "node0/gpu7") == "NV18");
   CHECK(connection(g, "node0/gpu0", "node1/gpu0") == "NET");
   CHECK(connection(g, "node0/gpu0", "node7/gpu3") == "NET");
+  // Same leaf: the NIC link is narrowest, 50 GB/s line rate, 50 x 0.96 = 48 GB/s achievable.
+  const GpuConnection same_leaf =
+      classify_connection(g, cluster.find_node("node0/gpu0"), cluster.find_node("node1/gpu0"));
+  CHECK(same_leaf.line_rate_Bps == 50e9);
+  CHECK(same_leaf.bandwidth_Bps == doctest::Approx(48e9));
 }
 
 TEST_CASE("bisection of the fat tree by hand") {
