@@ -82,9 +82,7 @@ void FlowNetwork::apply_update() {
 
   for (topo::ChannelId c : sharing_.updated_channels()) {
     ChannelAccount& account = accounts_[static_cast<std::size_t>(c)];
-    const TimePs elapsed = now - account.last_change;
-    account.stats.bytes += account.load_Bps * seconds_from_ps(elapsed);
-    if (account.load_Bps > 0) account.stats.busy_ps += elapsed;
+    if (account.load_Bps > 0) account.stats.busy_ps += now - account.last_change;
     account.load_Bps = sharing_.load_Bps(c);
     account.last_change = now;
     account.stats.peak_utilization =
@@ -97,8 +95,10 @@ void FlowNetwork::apply_update() {
     const bool scheduled = flow.rate_Bps > 0;
     if (scheduled && rate == flow.rate_Bps) continue;  // its drain event still holds
     if (scheduled) {
-      const double moved = flow.rate_Bps * seconds_from_ps(now - flow.last_update);
-      flow.remaining_bytes = std::max(0.0, flow.remaining_bytes - moved);
+      const double moved =
+          std::min(flow.remaining_bytes, flow.rate_Bps * seconds_from_ps(now - flow.last_update));
+      flow.remaining_bytes -= moved;
+      credit(index, moved);
     }
     flow.last_update = now;
     flow.rate_Bps = rate;
@@ -113,6 +113,7 @@ void FlowNetwork::on_drained(MaxMinSharing::FlowIndex index, std::uint32_t versi
   Flow& flow = flows_[static_cast<std::size_t>(index)];
   if (!flow.active || flow.version != version) return;  // rescheduled since
   flow.active = false;
+  credit(index, flow.remaining_bytes);  // the event is authoritative: the rest has arrived
   flow.remaining_bytes = 0;
   flow.last_update = queue_.now();
   ++flow.version;
@@ -122,10 +123,22 @@ void FlowNetwork::on_drained(MaxMinSharing::FlowIndex index, std::uint32_t versi
   flow.on_complete = nullptr;
 }
 
+void FlowNetwork::credit(MaxMinSharing::FlowIndex index, double bytes) {
+  for (const ChannelUse& use : sharing_.uses(index)) {
+    accounts_[static_cast<std::size_t>(use.channel)].stats.bytes += use.multiplicity * bytes;
+  }
+}
+
 void FlowNetwork::finish(Completion on_complete, TimePs at) {
   queue_.schedule(at, [callback = std::move(on_complete), at] {
     if (callback) callback(at);
   });
+}
+
+double FlowNetwork::moved_since_update(const Flow& flow) const {
+  if (!(flow.rate_Bps > 0)) return 0;  // not yet solved
+  return std::min(flow.remaining_bytes,
+                  flow.rate_Bps * seconds_from_ps(queue_.now() - flow.last_update));
 }
 
 std::vector<FlowNetwork::ActiveFlow> FlowNetwork::active_flows() const {
@@ -133,9 +146,9 @@ std::vector<FlowNetwork::ActiveFlow> FlowNetwork::active_flows() const {
   for (std::size_t i = 0; i < flows_.size(); ++i) {
     const Flow& flow = flows_[i];
     if (!flow.active) continue;
-    const double moved = flow.rate_Bps * seconds_from_ps(queue_.now() - flow.last_update);
     active.push_back(ActiveFlow{flow.id, static_cast<MaxMinSharing::FlowIndex>(i), flow.rate_Bps,
-                                flow.max_rate_Bps, std::max(0.0, flow.remaining_bytes - moved)});
+                                flow.max_rate_Bps,
+                                flow.remaining_bytes - moved_since_update(flow)});
   }
   return active;
 }
@@ -143,9 +156,11 @@ std::vector<FlowNetwork::ActiveFlow> FlowNetwork::active_flows() const {
 ChannelStats FlowNetwork::channel_stats(topo::ChannelId channel) const {
   const ChannelAccount& account = accounts_[static_cast<std::size_t>(channel)];
   ChannelStats stats = account.stats;
-  const TimePs elapsed = queue_.now() - account.last_change;
-  stats.bytes += account.load_Bps * seconds_from_ps(elapsed);
-  if (account.load_Bps > 0) stats.busy_ps += elapsed;
+  if (account.load_Bps > 0) stats.busy_ps += queue_.now() - account.last_change;
+  for (const auto& member : sharing_.members(channel)) {
+    stats.bytes +=
+        member.multiplicity * moved_since_update(flows_[static_cast<std::size_t>(member.flow)]);
+  }
   return stats;
 }
 

@@ -64,6 +64,9 @@ class FlowNetwork final : public NetworkModel {
   void apply_update();
   void on_drained(MaxMinSharing::FlowIndex index, std::uint32_t version);
   void finish(Completion on_complete, TimePs at);
+  // Adds bytes a flow moved to every channel it crosses (k times for a channel it crosses k times).
+  void credit(MaxMinSharing::FlowIndex index, double bytes);
+  double moved_since_update(const Flow& flow) const;
 
   EventQueue& queue_;
   MaxMinSharing sharing_;

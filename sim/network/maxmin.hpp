@@ -47,6 +47,15 @@ class MaxMinSharing {
 
   double rate_Bps(FlowIndex flow) const { return flows_[static_cast<std::size_t>(flow)].rate_Bps; }
   std::span<const ChannelUse> uses(FlowIndex flow) const;
+  // The flows on a channel, in no particular order.
+  struct Member {
+    FlowIndex flow;
+    std::int32_t multiplicity;
+    std::int32_t use_index;  // position of this channel in the flow's uses
+  };
+  std::span<const Member> members(topo::ChannelId channel) const {
+    return channels_[static_cast<std::size_t>(channel)].members;
+  }
   // Sum of multiplicity * rate over the flows on the channel.
   double load_Bps(topo::ChannelId channel) const;
   double capacity_Bps(topo::ChannelId channel) const {
@@ -56,11 +65,6 @@ class MaxMinSharing {
   int active_flow_count() const { return active_flows_; }
 
  private:
-  struct Member {  // a flow on a channel
-    FlowIndex flow;
-    std::int32_t multiplicity;
-    std::int32_t use_index;  // position of this channel in the flow's uses
-  };
   struct ChannelState {
     double capacity_Bps = 0;
     std::vector<Member> members;

@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "max_min_check.hpp"
 #include "network/maxmin.hpp"
 
 namespace cs::net {
@@ -101,37 +102,6 @@ TEST_CASE("update re-solves only the component touched by a change") {
   CHECK(sharing.update().empty());
 }
 
-// Checks the two conditions that define max-min fairness: feasibility (no channel over its
-// capacity) and that every flow is either at its cap or crosses a saturated channel on which no
-// other flow gets more (its bottleneck).
-void check_max_min(const MaxMinSharing& sharing, const std::vector<MaxMinSharing::FlowIndex>& flows,
-                   const std::vector<double>& caps) {
-  const double tolerance = 1e-9;
-  for (int c = 0; c < sharing.channel_count(); ++c) {
-    REQUIRE(sharing.load_Bps(c) <= sharing.capacity_Bps(c) * (1 + tolerance));
-  }
-  for (std::size_t i = 0; i < flows.size(); ++i) {
-    const double rate = sharing.rate_Bps(flows[i]);
-    REQUIRE(rate >= 0);
-    if (rate >= caps[i] * (1 - tolerance)) continue;
-    bool bottlenecked = false;
-    for (const ChannelUse& use : sharing.uses(flows[i])) {
-      const double capacity = sharing.capacity_Bps(use.channel);
-      if (sharing.load_Bps(use.channel) < capacity * (1 - tolerance)) continue;
-      bool largest = true;
-      for (std::size_t j = 0; j < flows.size(); ++j) {
-        for (const ChannelUse& other : sharing.uses(flows[j])) {
-          if (other.channel == use.channel && sharing.rate_Bps(flows[j]) > rate * (1 + tolerance)) {
-            largest = false;
-          }
-        }
-      }
-      if (largest) bottlenecked = true;
-    }
-    REQUIRE_MESSAGE(bottlenecked, "flow " << i << " at " << rate << " has no bottleneck");
-  }
-}
-
 TEST_CASE("random flow sets: feasible, max-min optimal, incremental equals one-shot") {
   for (std::uint32_t seed = 1; seed <= 40; ++seed) {
     CAPTURE(seed);
@@ -161,7 +131,7 @@ TEST_CASE("random flow sets: feasible, max-min optimal, incremental equals one-s
         caps.push_back(cap);
       }
       sharing.update();
-      check_max_min(sharing, live, caps);
+      test::check_max_min(sharing, live, caps);
       const auto fresh = max_min_rates(capacity, paths, caps);
       for (std::size_t i = 0; i < live.size(); ++i) {
         REQUIRE(sharing.rate_Bps(live[i]) == doctest::Approx(fresh[i]).epsilon(1e-9));
