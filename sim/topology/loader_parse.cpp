@@ -76,7 +76,7 @@ const YAML::Node& require_list(const Fields& fields, const std::string& key,
 }
 
 GpuModel parse_gpu_model(const NamedEntry& entry, const std::string& file) {
-  Fields f(entry.value, "gpu model '" + entry.name + "'", file, entry.loc,
+  Fields f(entry.value, "gpu model '" + entry.name + "'", entry.name, file, entry.loc,
            {"bf16", "fp16", "fp32", "memory", "memory_bandwidth"});
   GpuModel model;
   model.name = entry.name;
@@ -188,7 +188,7 @@ const std::vector<std::string> kLinkKeys = {"from",       "to",      "mesh",    
                                             "bandwidth",  "latency", "efficiency", "label"};
 
 spec::LinkSpec parse_link(const YAML::Node& node, const std::string& file, const SourceLoc& where) {
-  Fields f(node, "link entry", file, where, kLinkKeys);
+  Fields f(node, "link entry", "links", file, where, kLinkKeys);
   spec::LinkSpec link;
   link.loc = f.loc();
   if (f.has("mesh")) {
@@ -223,7 +223,7 @@ const std::vector<std::string> kNodeKinds = {"gpu",      "cpu", "pcie_switch",
 spec::NodeSpec parse_node(const YAML::Node& node, const std::string& file, const SourceLoc& where,
                           const std::unordered_map<std::string, int>& models,
                           const std::vector<std::string>& model_names) {
-  Fields f(node, "node entry", file, where,
+  Fields f(node, "node entry", "nodes", file, where,
            {"name", "kind", "count", "model", "memory_bandwidth", "pageable_copy"});
   spec::NodeSpec n;
   n.loc = f.loc();
@@ -280,7 +280,7 @@ std::vector<spec::NodeSpec> parse_nodes(const Fields& parent, const std::string&
 }
 
 spec::FabricSpec parse_fabric(const Fields& root, const std::string& file) {
-  Fields f(root.node("fabric"), "fabric", file, root.loc("fabric"),
+  Fields f(root.node("fabric"), "fabric", "fabric", file, root.loc("fabric"),
            {"kind", "link", "leaf_ports", "oversubscription", "spines"});
   spec::FabricSpec fabric;
   fabric.loc = f.loc();
@@ -298,7 +298,7 @@ spec::FabricSpec parse_fabric(const Fields& root, const std::string& file) {
                        "; valid: " + names::join_truncated(kinds));
   }
   if (!f.has("link")) f.fail("link", "missing in fabric: the link of every switch port");
-  Fields link(f.node("link"), "fabric link", file, f.loc("link"),
+  Fields link(f.node("link"), "fabric link", "link", file, f.loc("link"),
               {"type", "generation", "width", "count", "rate", "bandwidth", "latency", "efficiency",
                "label"});
   fabric.port = parse_link_props(link);
@@ -316,7 +316,7 @@ spec::FabricSpec parse_fabric(const Fields& root, const std::string& file) {
 spec::InstanceSpec parse_instance(const YAML::Node& node, const std::string& file,
                                   const SourceLoc& where,
                                   const std::vector<spec::ServerTemplate>& templates) {
-  Fields f(node, "cluster entry", file, where, {"server", "count", "name"});
+  Fields f(node, "cluster entry", "cluster", file, where, {"server", "count", "name"});
   spec::InstanceSpec instance;
   instance.loc = f.loc();
   const std::string server = f.text("server");
@@ -340,7 +340,7 @@ spec::InstanceSpec parse_instance(const YAML::Node& node, const std::string& fil
 
 spec::TopologySpec parse_topology(const YAML::Node& root, const std::string& file) {
   const SourceLoc top{file, 1};
-  Fields f(root, "the topology file", file, top,
+  Fields f(root, "the topology file", "", file, top,
            {"name", "gpu_models", "servers", "cluster", "fabric", "nodes", "links"});
   spec::TopologySpec out;
   out.file = file;
@@ -358,7 +358,7 @@ spec::TopologySpec parse_topology(const YAML::Node& root, const std::string& fil
 
   if (!f.has("servers")) f.fail("servers", "missing: the file needs at least one server template");
   for (const auto& entry : named_entries(f, "servers", "server template")) {
-    Fields t(entry.value, "server template '" + entry.name + "'", file, entry.loc,
+    Fields t(entry.value, "server template '" + entry.name + "'", entry.name, file, entry.loc,
              {"nodes", "links"});
     spec::ServerTemplate tmpl;
     tmpl.name = entry.name;

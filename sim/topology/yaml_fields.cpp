@@ -62,8 +62,8 @@ long long parse_integer(const std::string& text, const std::string& key, const S
   return value;
 }
 
-Fields::Fields(const YAML::Node& node, std::string what, const std::string& file,
-               const SourceLoc& where, std::vector<std::string> allowed)
+Fields::Fields(const YAML::Node& node, std::string what, const std::string& key,
+               const std::string& file, const SourceLoc& where, std::vector<std::string> allowed)
     : map_(node), what_(std::move(what)), file_(file), loc_(loc_of(node, file, where)) {
   if (!node.IsMap()) {
     throw InputError(loc_, "",
@@ -73,20 +73,20 @@ Fields::Fields(const YAML::Node& node, std::string what, const std::string& file
   for (const auto& entry : node) {
     const SourceLoc key_loc = loc_of(entry.first, file_, loc_);
     if (!entry.first.IsScalar()) {
-      throw InputError(key_loc, "", "a key of " + what_ + " must be a plain name");
+      throw InputError(key_loc, key, "a key of " + what_ + " must be a plain name");
     }
-    const std::string& key = entry.first.Scalar();
-    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+    const std::string& name = entry.first.Scalar();
+    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
       std::string valid;
       for (const auto& a : allowed) valid += (valid.empty() ? "" : ", ") + a;
-      const std::string guess = names::closest(key, allowed);
-      throw InputError(key_loc, key,
+      const std::string guess = names::closest(name, allowed);
+      throw InputError(key_loc, name,
                        "unknown key in " + what_ +
                            (guess.empty() ? "." : "; did you mean '" + guess + "'?") +
                            " Valid keys: " + valid);
     }
-    if (!seen.insert(key).second) {
-      throw InputError(key_loc, key, "given twice in " + what_);
+    if (!seen.insert(name).second) {
+      throw InputError(key_loc, name, "given twice in " + what_);
     }
   }
 }

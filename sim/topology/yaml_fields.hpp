@@ -27,10 +27,10 @@ long long parse_integer(const std::string& text, const std::string& key, const S
 
 class Fields {
  public:
-  // `what` names the map in messages ("link entry", "gpu model 'H100'"). Throws when `node` is not
-  // a map or holds a key outside `allowed` or twice.
-  Fields(const YAML::Node& node, std::string what, const std::string& file, const SourceLoc& where,
-         std::vector<std::string> allowed);
+  // `what` names the map in messages ("link entry", "gpu model 'H100'"), `key` is the key it sits
+  // under ("links"). Throws when `node` is not a map or holds a key outside `allowed` or twice.
+  Fields(const YAML::Node& node, std::string what, const std::string& key, const std::string& file,
+         const SourceLoc& where, std::vector<std::string> allowed);
 
   const SourceLoc& loc() const { return loc_; }
   SourceLoc loc(const std::string& key) const;  // the value's line, else the map's
