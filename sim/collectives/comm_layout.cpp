@@ -1,0 +1,161 @@
+// Communicator layout: group ranks by server, then read the tuner's view of the hardware off the
+// graph (one sample server: servers of one communicator are assumed alike).
+#include "collectives/comm_layout.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <string>
+
+#include "core/error.hpp"
+
+namespace cs::coll {
+namespace {
+
+using topo::LinkKind;
+using topo::NodeKind;
+
+bool is_network(LinkKind k) {
+  return k == LinkKind::infiniband || k == LinkKind::ethernet || k == LinkKind::efa;
+}
+
+// The links touching a node, found by one scan (called for a handful of sample nodes).
+std::vector<const topo::Link*> links_of(const topo::Cluster& c, int node) {
+  std::vector<const topo::Link*> out;
+  for (const topo::Link& l : c.links) {
+    if (l.a == node || l.b == node) out.push_back(&l);
+  }
+  return out;
+}
+
+}  // namespace
+
+double nccl_link_GBps(const topo::Link& link, const NcclParams& params) {
+  if (link.kind == LinkKind::nvlink && link.lanes > 0)
+    return link.lanes * params.nvlink_per_link_GBps;
+  if (link.kind == LinkKind::pcie) {
+    const double x16 = nccl_pcie_GBps(params, link.generation);
+    if (x16 > 0) return link.lanes > 0 ? x16 * link.lanes / 16.0 : x16;
+  }
+  return link.bandwidth_Bps / 1e9;
+}
+
+GpuArch comm_arch(const topo::Cluster& cluster, const std::vector<int>& ranks) {
+  if (ranks.empty() || ranks.front() < 0 ||
+      static_cast<std::size_t>(ranks.front()) >= cluster.ranks.size())
+    return GpuArch::hopper;
+  const topo::Node& gpu =
+      cluster
+          .nodes[static_cast<std::size_t>(cluster.ranks[static_cast<std::size_t>(ranks.front())])];
+  if (gpu.gpu_model < 0) return GpuArch::hopper;
+  return arch_from_gpu_name(cluster.gpu_models[static_cast<std::size_t>(gpu.gpu_model)].name);
+}
+
+CommLayout make_layout(RouteCache& routes, const std::vector<int>& ranks,
+                       const NcclParams& params) {
+  const topo::ClusterGraph& graph = routes.graph();
+  const topo::Cluster& c = graph.cluster();
+  CommLayout out;
+  out.ranks = ranks;
+  if (ranks.empty()) throw InputError("key 'ranks': a communicator needs at least one rank");
+  std::vector<char> seen(c.ranks.size(), 0);
+  std::map<int, std::size_t> group_of_server;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    const int r = ranks[i];
+    if (r < 0 || static_cast<std::size_t>(r) >= c.ranks.size())
+      throw InputError("key 'ranks': rank " + std::to_string(r) + " does not exist; the cluster '" +
+                       c.name + "' has ranks 0.." + std::to_string(c.ranks.size() - 1));
+    if (seen[static_cast<std::size_t>(r)])
+      throw InputError("key 'ranks': rank " + std::to_string(r) + " appears twice");
+    seen[static_cast<std::size_t>(r)] = 1;
+    const int node = c.ranks[static_cast<std::size_t>(r)];
+    out.gpu_nodes.push_back(node);
+    const int server = c.nodes[static_cast<std::size_t>(node)].server;
+    auto [it, added] = group_of_server.emplace(server, out.groups.size());
+    if (added) out.groups.push_back(ServerGroup{server, {}, {}});
+    ServerGroup& g = out.groups[it->second];
+    g.gpus.push_back(node);
+    g.comm_ranks.push_back(static_cast<int>(i));
+  }
+  // Local GPU order inside each server (the order NCCL's intra-server chains follow).
+  for (ServerGroup& g : out.groups) {
+    const std::vector<int>& order = c.servers[static_cast<std::size_t>(g.server)].gpus;
+    std::vector<std::size_t> idx(g.gpus.size());
+    for (std::size_t k = 0; k < idx.size(); ++k) idx[k] = k;
+    auto pos = [&](int node) {
+      return std::find(order.begin(), order.end(), node) - order.begin();
+    };
+    std::sort(idx.begin(), idx.end(),
+              [&](std::size_t x, std::size_t y) { return pos(g.gpus[x]) < pos(g.gpus[y]); });
+    ServerGroup sorted{g.server, {}, {}};
+    for (std::size_t k : idx) {
+      sorted.gpus.push_back(g.gpus[k]);
+      sorted.comm_ranks.push_back(g.comm_ranks[k]);
+    }
+    g = std::move(sorted);
+  }
+
+  CommShape& shape = out.shape;
+  shape.n_ranks = static_cast<int>(ranks.size());
+  shape.n_nodes = static_cast<int>(out.groups.size());
+  SearchInput in;
+  in.multi_node = shape.n_nodes > 1;
+  for (const ServerGroup& g : out.groups)
+    in.gpus_per_node = std::max(in.gpus_per_node, static_cast<int>(g.gpus.size()));
+
+  // Sample server: the first with the most ranks.
+  const ServerGroup* sample = &out.groups.front();
+  for (const ServerGroup& g : out.groups) {
+    if (g.gpus.size() > sample->gpus.size()) sample = &g;
+  }
+  const int gpu0 = sample->gpus.front();
+  double nvlink_total = 0;
+  double pcie_figure = 0;
+  for (const topo::Link* l : links_of(c, gpu0)) {
+    if (l->kind == LinkKind::nvlink) nvlink_total += nccl_link_GBps(*l, params);
+    if (l->kind == LinkKind::pcie && pcie_figure == 0) pcie_figure = nccl_link_GBps(*l, params);
+  }
+  in.gpu_total_GBps = nvlink_total > 0 ? nvlink_total : pcie_figure;
+
+  shape.intra = LinkClass::nvlink;
+  in.gpu_pair_GBps = std::numeric_limits<double>::infinity();
+  for (std::size_t k = 0; k + 1 < sample->gpus.size(); ++k) {
+    const CachedRoute r = routes.route(sample->gpus[k], sample->gpus[k + 1]);
+    double path = std::numeric_limits<double>::infinity();
+    for (topo::ChannelId ch : r.channels) {
+      const topo::Link& l = graph.link_of(ch);
+      if (l.kind != LinkKind::nvlink) shape.intra = LinkClass::pcie;
+      path = std::min(path, nccl_link_GBps(l, params));
+      const int to = graph.channel(ch).to;
+      if (c.nodes[static_cast<std::size_t>(to)].kind == NodeKind::nvswitch) shape.nvswitch = true;
+    }
+    in.gpu_pair_GBps = std::min(in.gpu_pair_GBps, path);
+  }
+  if (sample->gpus.size() < 2) in.gpu_pair_GBps = in.gpu_total_GBps;
+
+  const topo::Server& server = c.servers[static_cast<std::size_t>(sample->server)];
+  in.nics_per_node = static_cast<int>(server.nics.size());
+  if (!server.nics.empty()) {
+    double nic = 0;
+    double nic_pcie = 0;
+    for (const topo::Link* l : links_of(c, server.nics.front())) {
+      if (is_network(l->kind) && nic == 0) nic = nccl_link_GBps(*l, params);
+      if (l->kind == LinkKind::pcie && nic_pcie == 0) nic_pcie = nccl_link_GBps(*l, params);
+    }
+    in.nic_GBps = nic;
+    const double gpu_side = pcie_figure > 0 ? pcie_figure : nic_pcie;
+    in.gpu_nic_GBps = std::min(nic_pcie > 0 ? nic_pcie : nic, gpu_side > 0 ? gpu_side : nic);
+  }
+  if (in.multi_node && in.nics_per_node == 0)
+    throw InputError("key 'ranks': the communicator spans " + std::to_string(shape.n_nodes) +
+                     " servers but server '" + server.name + "' has no NIC");
+
+  shape.ring = search_channels(in, params);
+  shape.tree = shape.ring;  // NCCL's tree search tries the same speeds over the same links
+  shape.nvls.n_channels = params.nvls_channels;
+  shape.nvls.bw_intra_GBps = in.gpu_total_GBps / std::max(params.nvls_channels, 1);
+  shape.nvls.bw_inter_GBps = shape.nvls.bw_intra_GBps;
+  return out;
+}
+
+}  // namespace cs::coll

@@ -1,0 +1,36 @@
+// A communicator laid over the cluster: its ranks grouped by server, and the shape NCCL's tuner
+// sees (ranks, nodes, link classes and the channels its graph search finds), read off the graph.
+#pragma once
+
+#include <vector>
+
+#include "collectives/route_cache.hpp"
+#include "collectives/tuner.hpp"
+
+namespace cs::coll {
+
+// The communicator's ranks on one server, in the server's local GPU order.
+struct ServerGroup {
+  int server = -1;
+  std::vector<int> gpus;        // GPU node ids
+  std::vector<int> comm_ranks;  // their positions in the communicator
+};
+
+struct CommLayout {
+  std::vector<int> ranks;           // global ranks in communicator order
+  std::vector<int> gpu_nodes;       // GPU node of each communicator rank
+  std::vector<ServerGroup> groups;  // servers in order of their first rank
+  CommShape shape;
+};
+
+// Throws InputError when a rank does not exist or appears twice.
+CommLayout make_layout(RouteCache& routes, const std::vector<int>& ranks, const NcclParams& params);
+
+// The NCCL generation of the communicator's first GPU (hopper when the cluster has no model).
+GpuArch comm_arch(const topo::Cluster& cluster, const std::vector<int>& ranks);
+
+// NCCL's figure for one link, GB/s: NVLink lanes x per-link figure, PCIe by generation and
+// width, anything else its line rate.
+double nccl_link_GBps(const topo::Link& link, const NcclParams& params);
+
+}  // namespace cs::coll

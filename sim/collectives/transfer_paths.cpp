@@ -1,0 +1,276 @@
+// Ring, chain, tree, NVLS and point-to-point paths of a communicator (see transfer_paths.hpp).
+#include "collectives/transfer_paths.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "core/error.hpp"
+
+namespace cs::coll {
+namespace {
+
+// NCCL's binary tree (graph/trees.cc ncclGetBtree): the parent of `rank` among n.
+int btree_parent(int rank, int n) {
+  if (rank == 0) return -1;
+  int bit = 1;
+  while (bit < n && !(bit & rank)) bit <<= 1;
+  int up = (rank ^ bit) | (bit << 1);
+  if (up >= n) up = rank ^ bit;
+  return up;
+}
+
+std::size_t index_in(const std::vector<int>& v, int x) {
+  return static_cast<std::size_t>(std::find(v.begin(), v.end(), x) - v.begin());
+}
+
+}  // namespace
+
+int PathBuilder::dtree_parent(int rank, int n, int which) {
+  if (which == 0) return btree_parent(rank, n);
+  if (n % 2 == 1) {  // odd: the second tree is the first shifted by one
+    const int p = btree_parent((rank - 1 + n) % n, n);
+    return p < 0 ? -1 : (p + 1) % n;
+  }
+  const int p = btree_parent(n - 1 - rank, n);  // even: mirrored
+  return p < 0 ? -1 : n - 1 - p;
+}
+
+PathBuilder::PathBuilder(const CommLayout& layout, RouteCache& routes)
+    : layout_(layout), routes_(routes) {
+  for (std::size_t g = 0; g < layout.groups.size(); ++g) {
+    for (int gpu : layout.groups[g].gpus) group_of_gpu_[gpu] = static_cast<int>(g);
+  }
+}
+
+int PathBuilder::group_index(int gpu) const {
+  return group_of_gpu_.at(gpu);
+}
+
+int PathBuilder::nic_for(int group, int channel) const {
+  const topo::Cluster& c = routes_.graph().cluster();
+  const auto& nics =
+      c.servers[static_cast<std::size_t>(layout_.groups[static_cast<std::size_t>(group)].server)]
+          .nics;
+  CS_ASSERT(!nics.empty(), "a multi-server communicator reached a server without NICs");
+  return nics[static_cast<std::size_t>(channel) % nics.size()];
+}
+
+// The candidate closest to the NIC by route latency; ties go to the GPU whose local index equals
+// the NIC's (NIC i serves GPU i), then to the first.
+int PathBuilder::nearest_gpu(int nic, const std::vector<int>& candidates) {
+  const topo::Cluster& c = routes_.graph().cluster();
+  const topo::Server& s =
+      c.servers[static_cast<std::size_t>(c.nodes[static_cast<std::size_t>(nic)].server)];
+  const std::size_t nic_index = index_in(s.nics, nic);
+  int best = -1;
+  TimePs best_latency = std::numeric_limits<TimePs>::max();
+  bool best_paired = false;
+  for (int gpu : candidates) {
+    const TimePs lat = routes_.route(nic, gpu).latency;
+    const bool paired = index_in(s.gpus, gpu) == nic_index;
+    if (lat < best_latency || (lat == best_latency && paired && !best_paired)) {
+      best = gpu;
+      best_latency = lat;
+      best_paired = paired;
+    }
+  }
+  return best;
+}
+
+int PathBuilder::nearest_nic(int gpu) {
+  auto it = gpu_nic_cache_.find(gpu);
+  if (it != gpu_nic_cache_.end()) return it->second;
+  const topo::Cluster& c = routes_.graph().cluster();
+  const topo::Server& s =
+      c.servers[static_cast<std::size_t>(c.nodes[static_cast<std::size_t>(gpu)].server)];
+  CS_ASSERT(!s.nics.empty(), "a multi-server communicator reached a server without NICs");
+  const std::size_t gpu_index = index_in(s.gpus, gpu);
+  int best = -1;
+  TimePs best_latency = std::numeric_limits<TimePs>::max();
+  bool best_paired = false;
+  for (int nic : s.nics) {
+    const TimePs lat = routes_.route(gpu, nic).latency;
+    const bool paired = index_in(s.nics, nic) == gpu_index;
+    if (lat < best_latency || (lat == best_latency && paired && !best_paired)) {
+      best = nic;
+      best_latency = lat;
+      best_paired = paired;
+    }
+  }
+  gpu_nic_cache_[gpu] = best;
+  return best;
+}
+
+int PathBuilder::entry_gpu(int group, int channel) {
+  const int nic = nic_for(group, channel);
+  const long long key = (static_cast<long long>(group) << 32) | static_cast<unsigned>(nic);
+  auto it = entry_cache_.find(key);
+  if (it != entry_cache_.end()) return it->second;
+  const int gpu = nearest_gpu(nic, layout_.groups[static_cast<std::size_t>(group)].gpus);
+  entry_cache_[key] = gpu;
+  return gpu;
+}
+
+void PathBuilder::append_route(ChannelList& out, int from, int to) {
+  const CachedRoute r = routes_.route(from, to);
+  out.insert(out.end(), r.channels.begin(), r.channels.end());
+}
+
+void PathBuilder::append_gpu_to_nic(ChannelList& out, int gpu, int nic) {
+  if (layout_.shape.intra == LinkClass::nvlink) {
+    auto it = nic_gpu_cache_.find(nic);
+    if (it == nic_gpu_cache_.end()) {
+      const topo::Cluster& c = routes_.graph().cluster();
+      const auto& all =
+          c.servers[static_cast<std::size_t>(c.nodes[static_cast<std::size_t>(nic)].server)].gpus;
+      it = nic_gpu_cache_.emplace(nic, nearest_gpu(nic, all)).first;
+    }
+    if (it->second >= 0 && it->second != gpu) {  // PXN: over NVLink to the NIC's own GPU
+      append_route(out, gpu, it->second);
+      append_route(out, it->second, nic);
+      return;
+    }
+  }
+  append_route(out, gpu, nic);
+}
+
+void PathBuilder::append_across(ChannelList& out, int from_gpu, int to_gpu, int nic_from,
+                                int nic_to) {
+  append_gpu_to_nic(out, from_gpu, nic_from);
+  append_route(out, nic_from, nic_to);
+  append_route(out, nic_to, to_gpu);
+}
+
+std::vector<int> PathBuilder::ring_order(int channel) {
+  std::vector<int> order;
+  order.reserve(layout_.gpu_nodes.size());
+  const bool multi = layout_.groups.size() > 1;
+  for (std::size_t g = 0; g < layout_.groups.size(); ++g) {
+    const std::vector<int>& gpus = layout_.groups[g].gpus;
+    const std::size_t start = multi ? index_in(gpus, entry_gpu(static_cast<int>(g), channel)) : 0;
+    for (std::size_t k = 0; k < gpus.size(); ++k) order.push_back(gpus[(start + k) % gpus.size()]);
+  }
+  return order;
+}
+
+std::vector<PathBuilder::Edge> PathBuilder::ring_edges(int channel) {
+  const std::vector<int> order = ring_order(channel);
+  std::vector<Edge> edges;
+  const std::size_t n = order.size();
+  if (n < 2) return edges;
+  edges.reserve(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    const int from = order[k];
+    const int to = order[(k + 1) % n];
+    Edge e{to, {}};
+    const int gf = group_index(from);
+    const int gt = group_index(to);
+    if (gf == gt) {
+      append_route(e.channels, from, to);
+    } else {
+      append_across(e.channels, from, to, nic_for(gf, channel), nic_for(gt, channel));
+    }
+    edges.push_back(std::move(e));
+  }
+  return edges;
+}
+
+ChannelList PathBuilder::ring(int channel) {
+  ChannelList out;
+  for (Edge& e : ring_edges(channel)) out.insert(out.end(), e.channels.begin(), e.channels.end());
+  return out;
+}
+
+ChannelList PathBuilder::chain(int channel, int root) {
+  const int root_gpu = layout_.gpu_nodes[static_cast<std::size_t>(root)];
+  ChannelList out;
+  for (Edge& e : ring_edges(channel)) {
+    if (e.to_gpu != root_gpu) out.insert(out.end(), e.channels.begin(), e.channels.end());
+  }
+  return out;
+}
+
+ChannelList PathBuilder::tree(int channel) {
+  ChannelList out;
+  const int n_groups = static_cast<int>(layout_.groups.size());
+  std::vector<int> heads(static_cast<std::size_t>(n_groups));
+  for (int g = 0; g < n_groups; ++g) {
+    const std::vector<int>& gpus = layout_.groups[static_cast<std::size_t>(g)].gpus;
+    const std::size_t start = n_groups > 1 ? index_in(gpus, entry_gpu(g, channel)) : 0;
+    heads[static_cast<std::size_t>(g)] = gpus[start];
+    for (std::size_t k = 0; k + 1 < gpus.size(); ++k) {  // the chain below the head
+      const int upper = gpus[(start + k) % gpus.size()];
+      const int lower = gpus[(start + k + 1) % gpus.size()];
+      append_route(out, lower, upper);
+      append_route(out, upper, lower);
+    }
+  }
+  for (int g = 0; g < n_groups; ++g) {
+    const int parent = dtree_parent(g, n_groups, channel % 2);
+    if (parent < 0) continue;
+    const int child_head = heads[static_cast<std::size_t>(g)];
+    const int parent_head = heads[static_cast<std::size_t>(parent)];
+    const int child_nic = nic_for(g, channel);
+    const int parent_nic = nic_for(parent, channel);
+    append_across(out, child_head, parent_head, child_nic, parent_nic);
+    append_across(out, parent_head, child_head, parent_nic, child_nic);
+  }
+  return out;
+}
+
+ChannelList PathBuilder::nvls() {
+  const topo::Cluster& c = routes_.graph().cluster();
+  ChannelList out;
+  for (const ServerGroup& g : layout_.groups) {
+    int nvswitch = -1;
+    for (std::size_t v = 0; v < c.nodes.size() && nvswitch < 0; ++v) {
+      if (c.nodes[v].server == g.server && c.nodes[v].kind == topo::NodeKind::nvswitch)
+        nvswitch = static_cast<int>(v);
+    }
+    CS_ASSERT(nvswitch >= 0, "NVLS chosen on a server without an NVSwitch");
+    for (int gpu : g.gpus) {
+      append_route(out, gpu, nvswitch);
+      append_route(out, nvswitch, gpu);
+    }
+  }
+  return out;
+}
+
+ChannelList PathBuilder::shift(int distance, int channel) {
+  ChannelList out;
+  const int n = static_cast<int>(layout_.gpu_nodes.size());
+  for (int i = 0; i < n; ++i) {
+    const int j = ((i + distance) % n + n) % n;
+    if (i == j) continue;
+    if (channel < 0) {
+      const ChannelList p = pair(i, j);
+      out.insert(out.end(), p.begin(), p.end());
+      continue;
+    }
+    const int a = layout_.gpu_nodes[static_cast<std::size_t>(i)];
+    const int b = layout_.gpu_nodes[static_cast<std::size_t>(j)];
+    const int ga = group_index(a);
+    const int gb = group_index(b);
+    if (ga == gb) {
+      append_route(out, a, b);
+    } else {
+      append_across(out, a, b, nic_for(ga, channel), nic_for(gb, channel));
+    }
+  }
+  return out;
+}
+
+ChannelList PathBuilder::pair(int from_rank, int to_rank) {
+  ChannelList out;
+  const int a = layout_.gpu_nodes[static_cast<std::size_t>(from_rank)];
+  const int b = layout_.gpu_nodes[static_cast<std::size_t>(to_rank)];
+  if (a == b) return out;
+  if (group_index(a) == group_index(b)) {
+    append_route(out, a, b);
+  } else {
+    append_across(out, a, b, nearest_nic(a), nearest_nic(b));
+  }
+  return out;
+}
+
+}  // namespace cs::coll

@@ -1,0 +1,66 @@
+// Where a collective's bytes go: for each NCCL channel, the link directions that every edge of its
+// ring, chain or tree crosses, concatenated (a direction crossed by k edges appears k times: the
+// multiplicity a FlowSpec understands). Rings are built as NCCL's search builds them: NVLink
+// inside a server; across servers channel c leaves through NIC (c mod nics) to the same rail of
+// the next server, entering at the GPU nearest that NIC; a GPU that is not the NIC's own reaches
+// it through the NIC's GPU over NVLink (PXN), as NCCL does by default.
+#pragma once
+
+#include <unordered_map>
+#include <vector>
+
+#include "collectives/comm_layout.hpp"
+#include "collectives/route_cache.hpp"
+
+namespace cs::coll {
+
+using ChannelList = std::vector<topo::ChannelId>;
+
+class PathBuilder {
+ public:
+  PathBuilder(const CommLayout& layout, RouteCache& routes);
+
+  // GPU nodes in ring order for channel c (one entry per rank).
+  std::vector<int> ring_order(int channel);
+  // Every edge of channel c's ring.
+  ChannelList ring(int channel);
+  // The ring without the edge that ends at `root` (a communicator rank): a pipeline from root.
+  ChannelList chain(int channel, int root);
+  // Channel c's tree (double binary tree across servers, tree c mod 2; chains inside servers):
+  // every edge up (reduce) and every edge down (broadcast).
+  ChannelList tree(int channel);
+  // Every GPU to its NVSwitch and back (in-switch reduction).
+  ChannelList nvls();
+  // Every rank i to rank (i + distance) mod n; across servers through rail `channel` mod nics, or
+  // through each GPU's nearest NIC when channel < 0 (point-to-point).
+  ChannelList shift(int distance, int channel);
+  // One rank to another, through the GPUs' nearest NICs across servers.
+  ChannelList pair(int from_rank, int to_rank);
+
+  // The tree parent of node `rank` of `n` in NCCL's double binary tree `which` (0 or 1); -1 root.
+  static int dtree_parent(int rank, int n, int which);
+
+ private:
+  struct Edge {
+    int to_gpu;
+    ChannelList channels;
+  };
+  std::vector<Edge> ring_edges(int channel);
+  int group_index(int gpu) const;
+  int nic_for(int group, int channel) const;
+  int nearest_gpu(int nic, const std::vector<int>& candidates);
+  int nearest_nic(int gpu);
+  int entry_gpu(int group, int channel);
+  void append_route(ChannelList& out, int from, int to);
+  void append_gpu_to_nic(ChannelList& out, int gpu, int nic);
+  void append_across(ChannelList& out, int from_gpu, int to_gpu, int nic_from, int nic_to);
+
+  const CommLayout& layout_;
+  RouteCache& routes_;
+  std::unordered_map<int, int> group_of_gpu_;
+  std::unordered_map<long long, int> entry_cache_;  // (group, nic) -> entry GPU
+  std::unordered_map<int, int> nic_gpu_cache_;      // nic -> its nearest GPU of the server
+  std::unordered_map<int, int> gpu_nic_cache_;      // gpu -> its nearest NIC
+};
+
+}  // namespace cs::coll
