@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <tuple>
 
 namespace cs::topo {
 namespace {
@@ -44,17 +45,58 @@ struct ClusterGraph::Impl {
   std::vector<std::pair<TimePs, int>> heap;
   std::vector<ChannelId> candidates;
 
-  // Whether a route from a node of server `src_server` to one of `dst_server` may pass through v:
-  // servers do not forward traffic for other servers, and GPUs forward nothing.
-  bool may_cross(int v, int src_server, int dst_server) const {
-    const int s = transit_server[static_cast<std::size_t>(v)];
-    return s == kFabric || (s >= 0 && (s == src_server || s == dst_server));
+  // Calls visit(channel, w) for every out-channel v -> w that a route from server `src_server` to
+  // node `dst` (of server `dst_server`) may take: w is dst, a fabric node, or a non-GPU node of
+  // one of the two endpoints' servers. Servers do not forward for other servers and GPUs forward
+  // nothing. Out-edges are stored sorted by their target's transit_server (GPUs, fabric, then
+  // server by server), so a leaf switch with hundreds of NIC links finds the few it may take by
+  // binary search instead of scanning them all.
+  template <class Visit>
+  void for_each_crossable(int v, int src_server, int dst_server, int dst, Visit&& visit) const {
+    const auto [begin, end] = boost::out_edges(static_cast<std::size_t>(v), graph);
+    auto key = [&](auto it) { return transit_server[boost::target(*it, graph)]; };
+    auto bound = [&](int wanted) {  // first edge whose key is >= wanted
+      auto lo = begin;
+      auto count = end - begin;
+      while (count > 0) {
+        const auto half = count / 2;
+        if (key(lo + half) < wanted) {
+          lo += half + 1;
+          count -= half + 1;
+        } else {
+          count = half;
+        }
+      }
+      return lo;
+    };
+    auto scan = [&](auto from, auto to, bool only_dst) {
+      for (auto it = from; it != to; ++it) {
+        const auto w = static_cast<int>(boost::target(*it, graph));
+        if (!only_dst || w == dst) visit(graph[*it], w);
+      }
+    };
+    const auto fabric_begin = bound(kFabric);
+    const auto servers_begin = bound(kFabric + 1);
+    scan(begin, fabric_begin, true);
+    scan(fabric_begin, servers_begin, false);
+    if (src_server >= 0) scan(bound(src_server), bound(src_server + 1), false);
+    if (dst_server >= 0 && dst_server != src_server) {
+      scan(bound(dst_server), bound(dst_server + 1), false);
+    }
   }
 };
 
 ClusterGraph::ClusterGraph(const Cluster& cluster)
     : cluster_(cluster), impl_(std::make_unique<Impl>(cluster.nodes.size())) {
   const std::size_t node_count = cluster.nodes.size();
+  std::vector<int>& transit_server = impl_->transit_server;
+  transit_server.resize(node_count);
+  for (std::size_t v = 0; v < node_count; ++v) {
+    const Node& node = cluster.nodes[v];
+    transit_server[v] = node.kind == NodeKind::gpu ? kNeverTransit
+                        : node.server < 0          ? kFabric
+                                                   : node.server;
+  }
   channels_.reserve(cluster.links.size() * 2);
   impl_->channel_cost.reserve(cluster.links.size() * 2);
   for (std::size_t l = 0; l < cluster.links.size(); ++l) {
@@ -64,20 +106,24 @@ ClusterGraph::ClusterGraph(const Cluster& cluster)
               "link " + std::to_string(l) + " names a node outside the cluster");
     CS_ASSERT(link.latency >= 0, "link " + link.label + " has a negative latency");
     const int link_id = static_cast<int>(l);
-    for (const auto& [from, to] : {std::pair{link.a, link.b}, std::pair{link.b, link.a}}) {
-      const auto id = static_cast<ChannelId>(channels_.size());
-      channels_.push_back(Channel{link_id, from, to});
-      impl_->channel_cost.push_back(link.latency + 1);
-      boost::add_edge(static_cast<std::size_t>(from), static_cast<std::size_t>(to), id,
-                      impl_->graph);
-    }
+    channels_.push_back(Channel{link_id, link.a, link.b});
+    channels_.push_back(Channel{link_id, link.b, link.a});
+    impl_->channel_cost.insert(impl_->channel_cost.end(), 2, link.latency + 1);
   }
-  impl_->transit_server.resize(node_count);
-  for (std::size_t v = 0; v < node_count; ++v) {
-    const Node& node = cluster.nodes[v];
-    impl_->transit_server[v] = node.kind == NodeKind::gpu ? kNeverTransit
-                               : node.server < 0          ? kFabric
-                                                          : node.server;
+  // Insert edges grouped by source and, within a source, sorted by the target's transit_server
+  // (then channel id, so the order is fixed): for_each_crossable() relies on it.
+  std::vector<ChannelId> order(channels_.size());
+  for (std::size_t c = 0; c < order.size(); ++c) order[c] = static_cast<ChannelId>(c);
+  auto sort_key = [&](ChannelId c) {
+    const Channel& ch = channels_[static_cast<std::size_t>(c)];
+    return std::tuple{ch.from, transit_server[static_cast<std::size_t>(ch.to)], c};
+  };
+  std::sort(order.begin(), order.end(),
+            [&](ChannelId x, ChannelId y) { return sort_key(x) < sort_key(y); });
+  for (ChannelId c : order) {
+    const Channel& ch = channels_[static_cast<std::size_t>(c)];
+    boost::add_edge(static_cast<std::size_t>(ch.from), static_cast<std::size_t>(ch.to), c,
+                    impl_->graph);
   }
 }
 
@@ -122,10 +168,7 @@ Route ClusterGraph::route(int src_node, int dst_node) const {
       reached = true;
       break;  // settled: later pops are no closer
     }
-    for (const auto& edge : boost::make_iterator_range(boost::out_edges(v, s.graph))) {
-      const ChannelId c = s.graph[edge];
-      const int w = static_cast<int>(boost::target(edge, s.graph));
-      if (w != dst_node && !s.may_cross(w, src_server, dst_server)) continue;
+    s.for_each_crossable(v, src_server, dst_server, dst_node, [&](ChannelId c, int w) {
       const TimePs nd = d + s.channel_cost[static_cast<std::size_t>(c)];
       TimePs& dw = s.dist[static_cast<std::size_t>(w)];
       if (nd < dw) {
@@ -134,7 +177,7 @@ Route ClusterGraph::route(int src_node, int dst_node) const {
         s.heap.emplace_back(nd, w);
         std::push_heap(s.heap.begin(), s.heap.end(), by_distance);
       }
-    }
+    });
   }
   if (!reached) {
     throw InputError(cluster_.source_file + ": no route from '" +
