@@ -1,0 +1,209 @@
+// Turning a tuned collective into flows: bytes per edge, rate caps and latencies per algorithm.
+#include "collectives/communicator.hpp"
+
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <numeric>
+#include <string>
+
+#include "core/error.hpp"
+#include "network/analytical_network.hpp"
+#include "network/flow_network.hpp"
+
+namespace cs::coll {
+namespace {
+
+// One pass of flows started together; the next pass starts when all of them have landed.
+using Pass = std::vector<net::FlowSpec>;
+
+struct RunState {
+  EventQueue* queue = nullptr;
+  net::NetworkModel* network = nullptr;
+  std::vector<Pass> passes;
+  std::size_t next_pass = 0;
+  std::size_t in_flight = 0;
+  CollectiveResult result;
+  Communicator::Done on_done;
+};
+
+void start_next_pass(const std::shared_ptr<RunState>& state) {
+  if (state->next_pass == state->passes.size()) {
+    state->result.finish = state->queue->now();
+    state->on_done(state->result);
+    return;
+  }
+  Pass pass = std::move(state->passes[state->next_pass++]);
+  state->in_flight = pass.size();
+  state->result.flows += static_cast<int>(pass.size());
+  if (pass.empty()) {
+    start_next_pass(state);
+    return;
+  }
+  for (net::FlowSpec& spec : pass) {
+    state->network->start(std::move(spec), [state](TimePs) {
+      if (--state->in_flight == 0) start_next_pass(state);
+    });
+  }
+}
+
+TimePs ps_from_us(double us) { return ps_from_seconds(us * 1e-6); }
+
+}  // namespace
+
+Communicator::Communicator(const topo::ClusterGraph& graph, std::vector<int> ranks,
+                           NcclParams params)
+    : routes_(graph),
+      params_(std::move(params)),
+      layout_(make_layout(routes_, ranks, params_)),
+      builder_(layout_, routes_) {}
+
+TunerChoice Communicator::tune(const CollectiveCall& call) const {
+  return choose(layout_.shape, call.op, call.bytes, params_, call.options);
+}
+
+int Communicator::channel_period() const {
+  if (layout_.groups.size() < 2) return 1;
+  const topo::Cluster& c = routes_.graph().cluster();
+  int period = 2;  // trees alternate
+  for (const ServerGroup& g : layout_.groups) {
+    const int nics = static_cast<int>(c.servers[static_cast<std::size_t>(g.server)].nics.size());
+    if (nics > 0) period = std::lcm(period, nics);
+    if (period > 1024) break;
+  }
+  return period;
+}
+
+const ChannelList& Communicator::path(PathKind kind, int channel, int arg) {
+  const int key_channel = kind == PathKind::nvls ? 0 : channel % channel_period();
+  const auto key = std::make_tuple(static_cast<int>(kind), key_channel, arg);
+  auto it = paths_.find(key);
+  if (it != paths_.end()) return it->second;
+  ChannelList list;
+  switch (kind) {
+    case PathKind::ring: list = builder_.ring(key_channel); break;
+    case PathKind::chain: list = builder_.chain(key_channel, arg); break;
+    case PathKind::tree: list = builder_.tree(key_channel); break;
+    case PathKind::nvls: list = builder_.nvls(); break;
+    case PathKind::shift: list = builder_.shift(arg, key_channel); break;
+  }
+  return paths_.emplace(key, std::move(list)).first->second;
+}
+
+void Communicator::run(EventQueue& queue, net::NetworkModel& network, const CollectiveCall& call,
+                       Done on_done) {
+  const int n = layout_.shape.n_ranks;
+  if (call.root < 0 || call.root >= n)
+    throw InputError("key 'root': rank " + std::to_string(call.root) +
+                     " is outside the communicator of " + std::to_string(n) + " ranks");
+  if (!(call.bytes >= 0) || !std::isfinite(call.bytes))
+    throw InputError("key 'bytes': a collective moves a finite, non-negative number of bytes");
+
+  auto state = std::make_shared<RunState>();
+  state->queue = &queue;
+  state->network = &network;
+  state->on_done = std::move(on_done);
+  state->result.start = queue.now();
+  state->result.choice = tune(call);
+  const TunerChoice& ch = state->result.choice;
+  const double S = call.bytes;
+  const double nc = ch.n_channels;
+  const TimePs latency = ps_from_us(ch.estimate.latency_us);
+  // Per-channel rate cap: the tuner's bandwidth shared by the graph's channels, so that fewer
+  // channels (small messages) also mean less bandwidth, as on the GPU.
+  const double per_channel_bus_Bps = ch.estimate.bus_bw_GBps * 1e9 / ch.graph_channels;
+  const double per_channel_alg_Bps = ch.estimate.algo_bw_GBps * 1e9 / ch.graph_channels;
+  const double inf = std::numeric_limits<double>::infinity();
+
+  auto spec = [](const ChannelList& channels, double bytes, TimePs lat, double cap) {
+    return net::FlowSpec{channels, bytes, lat, cap};
+  };
+
+  if (n > 1) {
+    Pass pass;
+    if (ch.p2p && call.op == Op::send_recv) {
+      const int to = (call.root + 1) % n;
+      pass.push_back(spec(builder_.pair(call.root, to), S, latency, inf));
+      state->passes.push_back(std::move(pass));
+    } else if (ch.p2p) {  // all-to-all: every rank sends S / n to every other rank at once
+      if (n > kMaxAllToAllRanks)
+        throw InputError("key 'op': alltoall over " + std::to_string(n) +
+                         " ranks would list every rank pair; at most " +
+                         std::to_string(kMaxAllToAllRanks) + " ranks are supported");
+      for (int d = 1; d < n; ++d)
+        pass.push_back(spec(builder_.shift(d, -1), S / n, latency, inf));
+      state->passes.push_back(std::move(pass));
+    } else {
+      switch (ch.estimate.algo) {
+        case Algo::ring: {
+          const bool pipeline = call.op == Op::broadcast || call.op == Op::reduce;
+          // Bytes every ring edge carries: nsteps / n of the buffer (2(n-1)/n for all-reduce,
+          // (n-1)/n for all-gather / reduce-scatter); a broadcast pipeline carries all of it.
+          const double edge_bytes = pipeline                    ? S
+                                    : call.op == Op::all_reduce ? S * 2.0 * (n - 1) / n
+                                                                : S * (n - 1.0) / n;
+          for (int c = 0; c < ch.n_channels; ++c) {
+            const ChannelList& p = pipeline ? path(PathKind::chain, c, call.root)
+                                            : path(PathKind::ring, c, 0);
+            pass.push_back(spec(p, edge_bytes / nc, latency, per_channel_bus_Bps));
+          }
+          break;
+        }
+        case Algo::tree:  // every tree edge carries the channel's share up and down
+          for (int c = 0; c < ch.n_channels; ++c)
+            pass.push_back(spec(path(PathKind::tree, c, 0), S / nc, latency, per_channel_alg_Bps));
+          break;
+        case Algo::nvls:  // every GPU sends its share to the switch and reads the sum back
+          for (int c = 0; c < ch.n_channels; ++c)
+            pass.push_back(spec(path(PathKind::nvls, c, 0), S / nc, latency, per_channel_alg_Bps));
+          break;
+        case Algo::pat: {
+          // Bruck-style doubling, one pass per step: at step k every rank forwards
+          // min(2^k, n - 2^k) blocks of S / n to the rank 2^k away; steps run one after another.
+          int steps = 0;
+          for (int d = 1; d < n; d *= 2) ++steps;
+          const double cap = per_channel_alg_Bps * (n - 1.0) / n;
+          for (int d = 1; d < n; d *= 2) {
+            Pass step;
+            const double blocks = std::min(d, n - d);
+            for (int c = 0; c < ch.n_channels; ++c)
+              step.push_back(spec(path(PathKind::shift, c, d), blocks * S / n / nc,
+                                  latency / steps, cap));
+            state->passes.push_back(std::move(step));
+          }
+          break;
+        }
+      }
+      if (!pass.empty()) state->passes.push_back(std::move(pass));
+    }
+  }
+  if (state->passes.empty()) {  // one rank: nothing moves
+    queue.schedule(queue.now(), [state] { start_next_pass(state); });
+    return;
+  }
+  start_next_pass(state);
+}
+
+CollectiveResult simulate_alone(Communicator& comm, const CollectiveCall& call, Fidelity fidelity) {
+  EventQueue queue;
+  std::unique_ptr<net::NetworkModel> network;
+  if (fidelity == Fidelity::flow) {
+    network = std::make_unique<net::FlowNetwork>(queue, comm.routes().graph());
+  } else {
+    network = std::make_unique<net::AnalyticalNetwork>(queue, comm.routes().graph());
+  }
+  CollectiveResult out;
+  comm.run(queue, *network, call, [&out](const CollectiveResult& r) { out = r; });
+  queue.run();
+  return out;
+}
+
+void run_collective(EventQueue& queue, net::NetworkModel& network,
+                    const topo::ClusterGraph& graph, const std::vector<int>& ranks,
+                    const CollectiveCall& call, const NcclParams& params,
+                    Communicator::Done on_done) {
+  auto comm = std::make_shared<Communicator>(graph, ranks, params);
+  comm->run(queue, network, call, std::move(on_done));
+}
+
+}  // namespace cs::coll

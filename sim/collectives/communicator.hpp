@@ -1,0 +1,82 @@
+// A communicator on the simulated cluster: NCCL's tuner picks (algorithm, protocol, channels) for
+// each call, and the call runs as flows on a network model, one flow per channel per ring/tree
+// pass whose channel list holds every edge (so a ring over 16,384 GPUs is a few dozen flows, yet
+// shares links with everything else in flight, at the pace of its slowest edge).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include "collectives/comm_layout.hpp"
+#include "collectives/transfer_paths.hpp"
+#include "core/event_queue.hpp"
+#include "network/network_model.hpp"
+
+namespace cs::coll {
+
+struct CollectiveCall {
+  Op op = Op::all_reduce;
+  double bytes = 0;  // nccl-tests' S: the buffer; the gathered size for all-gather/reduce-scatter
+  int root = 0;      // communicator rank: broadcast / reduce root; send/recv sender (to root + 1)
+  TunerOptions options;
+};
+
+struct CollectiveResult {
+  TimePs start = 0;
+  TimePs finish = 0;
+  TunerChoice choice;
+  int flows = 0;  // flows started on the network
+  double time_us() const { return us_from_ps(finish - start); }
+};
+
+class Communicator {
+ public:
+  using Done = std::function<void(const CollectiveResult&)>;
+
+  // Throws InputError for ranks that do not exist or repeat.
+  Communicator(const topo::ClusterGraph& graph, std::vector<int> ranks, NcclParams params);
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  const CommLayout& layout() const { return layout_; }
+  const NcclParams& params() const { return params_; }
+  const RouteCache& routes() const { return routes_; }
+
+  // NCCL's decision for this call (no simulation).
+  TunerChoice tune(const CollectiveCall& call) const;
+
+  // Starts the call now on `network`; `on_done` runs from the event queue when its last flow has
+  // landed. The queue and network must outlive the call; the communicator need not.
+  // Throws InputError for a call that cannot run (bad root, all-to-all beyond kMaxAllToAllRanks).
+  void run(EventQueue& queue, net::NetworkModel& network, const CollectiveCall& call, Done on_done);
+
+  // All-to-all builds one flow per peer distance over every rank: n^2 route entries, so it is
+  // refused beyond this many ranks rather than exhausting memory.
+  static constexpr int kMaxAllToAllRanks = 2048;
+
+ private:
+  enum class PathKind { ring, chain, tree, nvls, shift };
+  const ChannelList& path(PathKind kind, int channel, int arg);
+  int channel_period() const;
+
+  RouteCache routes_;
+  NcclParams params_;
+  CommLayout layout_;
+  PathBuilder builder_;
+  std::map<std::tuple<int, int, int>, ChannelList> paths_;
+};
+
+enum class Fidelity { flow, analytical };
+
+// Simulates one call alone on a fresh event queue and network of the given fidelity.
+CollectiveResult simulate_alone(Communicator& comm, const CollectiveCall& call, Fidelity fidelity);
+
+// The convenience form: a communicator over `ranks` for this one call, started now.
+void run_collective(EventQueue& queue, net::NetworkModel& network,
+                    const topo::ClusterGraph& graph, const std::vector<int>& ranks,
+                    const CollectiveCall& call, const NcclParams& params,
+                    Communicator::Done on_done);
+
+}  // namespace cs::coll
