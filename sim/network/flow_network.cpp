@@ -1,8 +1,10 @@
 // Flows over max-min shared channels. A start or a drain marks the sharing dirty and schedules one
 // re-solve at the current time, so every change made at one instant (a collective starting
 // hundreds of flows) costs one solve. After a solve only flows whose rate changed are touched:
-// their remaining bytes are advanced at the old rate and a new drain event, stamped with a fresh
-// version, replaces the old one (which then fires and is ignored).
+// their remaining bytes are advanced at the old rate and their drain time moves in the drain heap.
+// The event queue holds one wakeup for the earliest drain, stamped with a version: a wakeup made
+// stale by an earlier one is ignored, and one that comes early (its flows slowed down) re-arms.
+// So the queue never fills with one stale event per flow per rate change, whatever the churn.
 #include "network/flow_network.hpp"
 
 #include <algorithm>
@@ -60,7 +62,6 @@ FlowId FlowNetwork::start(FlowSpec spec, Completion on_complete) {
   flow.rate_Bps = 0;
   flow.max_rate_Bps = spec.max_rate_Bps;
   flow.latency = spec.latency;
-  ++flow.version;  // any drain event of the slot's previous flow is now stale
   flow.active = true;
   flow.on_complete = std::move(on_complete);
   request_update();
@@ -93,7 +94,7 @@ void FlowNetwork::apply_update() {
     Flow& flow = flows_[static_cast<std::size_t>(index)];
     const double rate = sharing_.rate_Bps(index);
     const bool scheduled = flow.rate_Bps > 0;
-    if (scheduled && rate == flow.rate_Bps) continue;  // its drain event still holds
+    if (scheduled && rate == flow.rate_Bps) continue;  // its drain time still holds
     if (scheduled) {
       const double moved =
           std::min(flow.remaining_bytes, flow.rate_Bps * seconds_from_ps(now - flow.last_update));
@@ -102,21 +103,39 @@ void FlowNetwork::apply_update() {
     }
     flow.last_update = now;
     flow.rate_Bps = rate;
-    const std::uint32_t version = ++flow.version;
-    queue_.schedule(now + transfer_time_ps(flow.remaining_bytes, rate),
-                    [this, index, version] { on_drained(index, version); });
+    drains_.set(index, now + transfer_time_ps(flow.remaining_bytes, rate));
   }
+  arm_wakeup();
   if (observer_) observer_();
 }
 
-void FlowNetwork::on_drained(MaxMinSharing::FlowIndex index, std::uint32_t version) {
+void FlowNetwork::arm_wakeup() {
+  if (drains_.empty()) return;
+  const TimePs next = drains_.top_time();
+  if (wakeup_armed_ && wakeup_at_ <= next) return;  // an earlier wakeup re-arms when it fires
+  wakeup_armed_ = true;
+  wakeup_at_ = next;
+  const std::uint64_t version = ++wakeup_version_;
+  queue_.schedule(next, [this, version] { on_wakeup(version); });
+}
+
+void FlowNetwork::on_wakeup(std::uint64_t version) {
+  if (version != wakeup_version_) return;  // superseded by an earlier wakeup
+  wakeup_armed_ = false;
+  while (!drains_.empty() && drains_.top_time() <= queue_.now()) {
+    const auto index = drains_.top();
+    drains_.erase(index);
+    on_drained(index);
+  }
+  arm_wakeup();
+}
+
+void FlowNetwork::on_drained(MaxMinSharing::FlowIndex index) {
   Flow& flow = flows_[static_cast<std::size_t>(index)];
-  if (!flow.active || flow.version != version) return;  // rescheduled since
   flow.active = false;
-  credit(index, flow.remaining_bytes);  // the event is authoritative: the rest has arrived
+  credit(index, flow.remaining_bytes);  // its drain time has come: the rest has arrived
   flow.remaining_bytes = 0;
   flow.last_update = queue_.now();
-  ++flow.version;
   sharing_.remove(index);
   request_update();
   finish(std::move(flow.on_complete), queue_.now() + flow.latency);

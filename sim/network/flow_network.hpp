@@ -8,6 +8,7 @@
 
 #include "core/event_queue.hpp"
 #include "network/channel_stats.hpp"
+#include "network/drain_heap.hpp"
 #include "network/maxmin.hpp"
 #include "network/network_model.hpp"
 
@@ -50,7 +51,6 @@ class FlowNetwork final : public NetworkModel {
     double rate_Bps = 0;
     double max_rate_Bps = 0;
     TimePs latency = 0;
-    std::uint32_t version = 0;  // bumped on every reschedule; older drain events are stale
     bool active = false;
     Completion on_complete;
   };
@@ -62,7 +62,9 @@ class FlowNetwork final : public NetworkModel {
 
   void request_update();
   void apply_update();
-  void on_drained(MaxMinSharing::FlowIndex index, std::uint32_t version);
+  void arm_wakeup();
+  void on_wakeup(std::uint64_t version);
+  void on_drained(MaxMinSharing::FlowIndex index);
   void finish(Completion on_complete, TimePs at);
   // Adds bytes a flow moved to every channel it crosses (k times for a channel it crosses k times).
   void credit(MaxMinSharing::FlowIndex index, double bytes);
@@ -72,6 +74,10 @@ class FlowNetwork final : public NetworkModel {
   MaxMinSharing sharing_;
   std::vector<Flow> flows_;
   std::vector<ChannelAccount> accounts_;
+  DrainHeap drains_;  // every solved flow in flight, by drain time
+  bool wakeup_armed_ = false;
+  TimePs wakeup_at_ = 0;
+  std::uint64_t wakeup_version_ = 0;
   std::function<void()> observer_;
   FlowId next_id_ = 0;
   bool update_pending_ = false;
