@@ -53,8 +53,9 @@ double max_flow_Bps(const Cluster& cluster, const std::vector<int>& side, int fr
   return static_cast<double>(boost::push_relabel_max_flow(g, source, sink));
 }
 
-std::string range_text(const char* what, int first, int last) {
-  std::string text = what;
+// "servers 0-3", or "server 0" for a range of one.
+std::string range_text(const char* plural, const char* singular, int first, int last) {
+  std::string text = last > first ? plural : singular;
   text.append(" ").append(std::to_string(first));
   if (last > first) text.append("-").append(std::to_string(last));
   return text;
@@ -73,8 +74,8 @@ Bisection compute_bisection(const Cluster& cluster) {
   if (servers >= 2) {
     const int half = servers / 2;
     result.across_servers = true;
-    result.split =
-        range_text("servers", 0, half - 1) + " | " + range_text("servers", half, servers - 1);
+    result.split = range_text("servers", "server", 0, half - 1) + " | " +
+                   range_text("servers", "server", half, servers - 1);
     for (int s = 0; s < servers; ++s) {
       const Server& server = cluster.servers[static_cast<std::size_t>(s)];
       const int half_of_server = s < half ? 0 : 1;
@@ -94,8 +95,8 @@ Bisection compute_bisection(const Cluster& cluster) {
     const std::vector<int>& gpus = cluster.servers.front().gpus;
     const int count = static_cast<int>(gpus.size());
     const int half = count / 2;
-    result.split = cluster.servers.front().name + ": " + range_text("GPUs", 0, half - 1) + " | " +
-                   range_text("GPUs", half, count - 1);
+    result.split = cluster.servers.front().name + ": " + range_text("GPUs", "GPU", 0, half - 1) +
+                   " | " + range_text("GPUs", "GPU", half, count - 1);
     for (int i = 0; i < count; ++i)
       side[static_cast<std::size_t>(gpus[static_cast<std::size_t>(i)])] = i < half ? 0 : 1;
     result.gpus_a = half;
