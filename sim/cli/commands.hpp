@@ -6,5 +6,6 @@
 namespace cs::cli {
 
 void add_topo_command(CLI::App& app);
+void add_coll_command(CLI::App& app);
 
 }  // namespace cs::cli

@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   CLI::App app{"clustersim: a discrete-event simulator of multi-GPU clusters"};
   app.require_subcommand(1);
   cs::cli::add_topo_command(app);
+  cs::cli::add_coll_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

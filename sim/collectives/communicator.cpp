@@ -47,7 +47,9 @@ void start_next_pass(const std::shared_ptr<RunState>& state) {
   }
 }
 
-TimePs ps_from_us(double us) { return ps_from_seconds(us * 1e-6); }
+TimePs ps_from_us(double us) {
+  return ps_from_seconds(us * 1e-6);
+}
 
 }  // namespace
 
@@ -81,11 +83,21 @@ const ChannelList& Communicator::path(PathKind kind, int channel, int arg) {
   if (it != paths_.end()) return it->second;
   ChannelList list;
   switch (kind) {
-    case PathKind::ring: list = builder_.ring(key_channel); break;
-    case PathKind::chain: list = builder_.chain(key_channel, arg); break;
-    case PathKind::tree: list = builder_.tree(key_channel); break;
-    case PathKind::nvls: list = builder_.nvls(); break;
-    case PathKind::shift: list = builder_.shift(arg, key_channel); break;
+    case PathKind::ring:
+      list = builder_.ring(key_channel);
+      break;
+    case PathKind::chain:
+      list = builder_.chain(key_channel, arg);
+      break;
+    case PathKind::tree:
+      list = builder_.tree(key_channel);
+      break;
+    case PathKind::nvls:
+      list = builder_.nvls();
+      break;
+    case PathKind::shift:
+      list = builder_.shift(arg, key_channel);
+      break;
   }
   return paths_.emplace(key, std::move(list)).first->second;
 }
@@ -130,8 +142,7 @@ void Communicator::run(EventQueue& queue, net::NetworkModel& network, const Coll
         throw InputError("key 'op': alltoall over " + std::to_string(n) +
                          " ranks would list every rank pair; at most " +
                          std::to_string(kMaxAllToAllRanks) + " ranks are supported");
-      for (int d = 1; d < n; ++d)
-        pass.push_back(spec(builder_.shift(d, -1), S / n, latency, inf));
+      for (int d = 1; d < n; ++d) pass.push_back(spec(builder_.shift(d, -1), S / n, latency, inf));
       state->passes.push_back(std::move(pass));
     } else {
       switch (ch.estimate.algo) {
@@ -143,8 +154,8 @@ void Communicator::run(EventQueue& queue, net::NetworkModel& network, const Coll
                                     : call.op == Op::all_reduce ? S * 2.0 * (n - 1) / n
                                                                 : S * (n - 1.0) / n;
           for (int c = 0; c < ch.n_channels; ++c) {
-            const ChannelList& p = pipeline ? path(PathKind::chain, c, call.root)
-                                            : path(PathKind::ring, c, 0);
+            const ChannelList& p =
+                pipeline ? path(PathKind::chain, c, call.root) : path(PathKind::ring, c, 0);
             pass.push_back(spec(p, edge_bytes / nc, latency, per_channel_bus_Bps));
           }
           break;
@@ -167,8 +178,8 @@ void Communicator::run(EventQueue& queue, net::NetworkModel& network, const Coll
             Pass step;
             const double blocks = std::min(d, n - d);
             for (int c = 0; c < ch.n_channels; ++c)
-              step.push_back(spec(path(PathKind::shift, c, d), blocks * S / n / nc,
-                                  latency / steps, cap));
+              step.push_back(
+                  spec(path(PathKind::shift, c, d), blocks * S / n / nc, latency / steps, cap));
             state->passes.push_back(std::move(step));
           }
           break;
@@ -198,10 +209,9 @@ CollectiveResult simulate_alone(Communicator& comm, const CollectiveCall& call, 
   return out;
 }
 
-void run_collective(EventQueue& queue, net::NetworkModel& network,
-                    const topo::ClusterGraph& graph, const std::vector<int>& ranks,
-                    const CollectiveCall& call, const NcclParams& params,
-                    Communicator::Done on_done) {
+void run_collective(EventQueue& queue, net::NetworkModel& network, const topo::ClusterGraph& graph,
+                    const std::vector<int>& ranks, const CollectiveCall& call,
+                    const NcclParams& params, Communicator::Done on_done) {
   auto comm = std::make_shared<Communicator>(graph, ranks, params);
   comm->run(queue, network, call, std::move(on_done));
 }

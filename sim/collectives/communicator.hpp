@@ -74,9 +74,8 @@ enum class Fidelity { flow, analytical };
 CollectiveResult simulate_alone(Communicator& comm, const CollectiveCall& call, Fidelity fidelity);
 
 // The convenience form: a communicator over `ranks` for this one call, started now.
-void run_collective(EventQueue& queue, net::NetworkModel& network,
-                    const topo::ClusterGraph& graph, const std::vector<int>& ranks,
-                    const CollectiveCall& call, const NcclParams& params,
-                    Communicator::Done on_done);
+void run_collective(EventQueue& queue, net::NetworkModel& network, const topo::ClusterGraph& graph,
+                    const std::vector<int>& ranks, const CollectiveCall& call,
+                    const NcclParams& params, Communicator::Done on_done);
 
 }  // namespace cs::coll

@@ -1,0 +1,239 @@
+// `clustersim coll`: an nccl-tests run in simulation. For a topology, a collective, a rank count or
+// list and a size ladder, prints nccl-tests' table (size, count, type, time, algbw, busbw) plus the
+// algorithm, protocol and channels NCCL's tuner chose per row; --csv and --json for machines.
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "cli/commands.hpp"
+#include "collectives/sweep.hpp"
+#include "core/error.hpp"
+#include "core/units.hpp"
+#include "topology/graph.hpp"
+#include "topology/loader.hpp"
+
+namespace cs::cli {
+namespace {
+
+struct CollArgs {
+  std::string topology;
+  std::string op = "allreduce";
+  std::string ranks;
+  std::string min_bytes = "8";
+  std::string max_bytes = "128M";
+  double factor = 2;
+  std::string increment = "0";
+  std::string dtype = "float";
+  std::string algo;
+  std::string proto;
+  bool nvls = false;
+  std::string fidelity = "flow";
+  bool csv = false;
+  bool json = false;
+};
+
+// nccl-tests sizes: a bare number of bytes, or K / M / G / T as powers of 1024 ("1G" = 1 GiB);
+// anything else goes through the simulator's unit parser ("1GB", "512MiB").
+double parse_nccl_size(const std::string& text, const std::string& key) {
+  if (!text.empty()) {
+    const char last = static_cast<char>(std::toupper(static_cast<unsigned char>(text.back())));
+    const std::string digits = text.substr(0, text.size() - 1);
+    double scale = 0;
+    if (last == 'K') scale = 1024.0;
+    if (last == 'M') scale = 1024.0 * 1024.0;
+    if (last == 'G') scale = kGiB;
+    if (last == 'T') scale = kGiB * 1024.0;
+    if (scale > 0 && !digits.empty() &&
+        digits.find_first_not_of("0123456789.") == std::string::npos)
+      return std::stod(digits) * scale;
+  }
+  try {
+    return units::parse_size_bytes(text);
+  } catch (const UnitError& e) {
+    throw InputError("key '" + key + "': " + e.what() + " (nccl-tests style 8, 64K, 1G also work)");
+  }
+}
+
+// "16" = ranks 0..15; "0,1,8,9" and "0-7,16-23" = those ranks; empty = every rank.
+std::vector<int> parse_ranks(const std::string& text, int cluster_ranks) {
+  std::vector<int> out;
+  auto bad = [&](const std::string& why) {
+    return InputError("key 'ranks': '" + text + "' " + why + "; give a count N (ranks 0..N-1) " +
+                      "or a list like 0,1,8,9 or 0-7,16-23 of ranks 0.." +
+                      std::to_string(cluster_ranks - 1));
+  };
+  if (text.empty()) {
+    for (int r = 0; r < cluster_ranks; ++r) out.push_back(r);
+    return out;
+  }
+  auto to_int = [&](const std::string& s) {
+    if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos || s.size() > 9)
+      throw bad("is not a rank list");
+    return std::stoi(s);
+  };
+  if (text.find_first_of(",-") == std::string::npos) {
+    const int n = to_int(text);
+    if (n < 1 || n > cluster_ranks) throw bad("asks for more ranks than the cluster has");
+    for (int r = 0; r < n; ++r) out.push_back(r);
+    return out;
+  }
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    const auto dash = item.find('-');
+    if (dash == std::string::npos) {
+      out.push_back(to_int(item));
+    } else {
+      const int lo = to_int(item.substr(0, dash));
+      const int hi = to_int(item.substr(dash + 1));
+      if (hi < lo) throw bad("has a range that runs backwards");
+      for (int r = lo; r <= hi; ++r) out.push_back(r);
+    }
+  }
+  return out;
+}
+
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? std::string(v) : fallback;
+}
+
+const char* redop_of(coll::Op op) {
+  return op == coll::Op::all_reduce || op == coll::Op::reduce_scatter || op == coll::Op::reduce
+             ? "sum"
+             : "none";
+}
+
+int root_of(coll::Op op) {
+  return op == coll::Op::broadcast || op == coll::Op::reduce ? 0 : -1;
+}
+
+std::string algo_name(const coll::TunerChoice& c) {
+  return c.p2p ? "P2P" : coll::to_string(c.estimate.algo);
+}
+
+void run_coll(const CollArgs& a) {
+  const auto op = coll::parse_op(a.op);
+  if (!op)
+    throw InputError("key 'op': unknown collective '" + a.op + "'; valid: " + coll::valid_ops());
+  const auto dtype = coll::parse_dtype(a.dtype);
+  if (!dtype)
+    throw InputError("key 'dtype': unknown type '" + a.dtype + "'; valid: " + coll::valid_dtypes());
+  coll::Fidelity fidelity = coll::Fidelity::flow;
+  if (a.fidelity == "analytical") {
+    fidelity = coll::Fidelity::analytical;
+  } else if (a.fidelity != "flow") {
+    throw InputError("key 'fidelity': unknown fidelity '" + a.fidelity +
+                     "'; valid: flow, analytical");
+  }
+  coll::TunerOptions options;
+  options.algo_mask = coll::parse_algo_mask(a.algo.empty() ? env_or("NCCL_ALGO", "") : a.algo,
+                                            a.algo.empty() ? "NCCL_ALGO" : "algo");
+  options.proto_mask = coll::parse_proto_mask(a.proto.empty() ? env_or("NCCL_PROTO", "") : a.proto,
+                                              a.proto.empty() ? "NCCL_PROTO" : "proto");
+  options.nvls_enabled = a.nvls || env_or("NCCL_NVLS_ENABLE", "0") == "1";
+  const double increment = parse_nccl_size(a.increment, "stepbytes");
+  const std::vector<double> sizes =
+      coll::size_ladder(parse_nccl_size(a.min_bytes, "minbytes"),
+                        parse_nccl_size(a.max_bytes, "maxbytes"), a.factor, increment);
+
+  const topo::Cluster cluster = topo::load_cluster(a.topology);
+  const topo::ClusterGraph graph(cluster);
+  const std::vector<int> ranks = parse_ranks(a.ranks, static_cast<int>(cluster.ranks.size()));
+  if (*op == coll::Op::send_recv && ranks.size() != 2)
+    throw InputError("key 'ranks': sendrecv takes exactly two ranks (sender, receiver)");
+  coll::Communicator comm(graph, ranks, coll::nccl_priors(coll::comm_arch(cluster, ranks)));
+  const std::vector<coll::SweepRow> rows = coll::sweep(comm, *op, sizes, *dtype, options, fidelity);
+  const coll::CommShape& shape = comm.layout().shape;
+
+  if (a.json) {
+    nlohmann::json out;
+    out["topology"] = cluster.name;
+    out["op"] = coll::to_string(*op);
+    out["nranks"] = shape.n_ranks;
+    out["nnodes"] = shape.n_nodes;
+    out["ranks"] = ranks;
+    out["dtype"] = dtype->name;
+    out["fidelity"] = a.fidelity;
+    out["params"] = comm.params().source;
+    out["rows"] = nlohmann::json::array();
+    for (const auto& r : rows) {
+      out["rows"].push_back({{"size_bytes", r.bytes},
+                             {"count", r.count},
+                             {"type", dtype->name},
+                             {"redop", redop_of(*op)},
+                             {"root", root_of(*op)},
+                             {"time_us", r.time_us},
+                             {"algbw_GBps", r.algbw_GBps},
+                             {"busbw_GBps", r.busbw_GBps},
+                             {"algo", algo_name(r.choice)},
+                             {"proto", coll::to_string(r.choice.estimate.proto)},
+                             {"channels", r.choice.n_channels},
+                             {"predicted_us", r.choice.estimate.time_us}});
+    }
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  char line[256];
+  if (a.csv) {
+    std::cout << "size,count,type,redop,root,time_us,algbw_GBps,busbw_GBps,algo,proto,channels\n";
+    for (const auto& r : rows) {
+      std::snprintf(line, sizeof line, "%.0f,%lld,%s,%s,%d,%.3f,%.3f,%.3f,%s,%s,%d\n", r.bytes,
+                    r.count, dtype->name.c_str(), redop_of(*op), root_of(*op), r.time_us,
+                    r.algbw_GBps, r.busbw_GBps, algo_name(r.choice).c_str(),
+                    coll::to_string(r.choice.estimate.proto), r.choice.n_channels);
+      std::cout << line;
+    }
+    return;
+  }
+  std::cout << "# clustersim coll: " << coll::to_string(*op) << " on " << cluster.name << ", "
+            << shape.n_ranks << " ranks on " << shape.n_nodes << " node(s), fidelity " << a.fidelity
+            << ", " << comm.params().source << "\n"
+            << "# ring graph: " << shape.ring.n_channels << " channels x "
+            << shape.ring.bw_intra_GBps << " GB/s; NVLS " << (options.nvls_enabled ? "on" : "off")
+            << "\n#\n";
+  std::snprintf(line, sizeof line, "#%12s %13s %9s %7s %7s %10s %8s %8s  %-6s %-6s %8s\n", "size",
+                "count", "type", "redop", "root", "time", "algbw", "busbw", "algo", "proto",
+                "channels");
+  std::cout << line;
+  std::snprintf(line, sizeof line, "#%12s %13s %9s %7s %7s %10s %8s %8s\n", "(B)", "(elements)", "",
+                "", "", "(us)", "(GB/s)", "(GB/s)");
+  std::cout << line;
+  for (const auto& r : rows) {
+    std::snprintf(line, sizeof line,
+                  " %12.0f %13lld %9s %7s %7d %10.2f %8.2f %8.2f  %-6s %-6s %8d\n", r.bytes,
+                  r.count, dtype->name.c_str(), redop_of(*op), root_of(*op), r.time_us,
+                  r.algbw_GBps, r.busbw_GBps, algo_name(r.choice).c_str(),
+                  coll::to_string(r.choice.estimate.proto), r.choice.n_channels);
+    std::cout << line;
+  }
+}
+
+}  // namespace
+
+void add_coll_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("coll", "Simulate an nccl-tests collective sweep on a topology");
+  auto args = std::make_shared<CollArgs>();
+  cmd->add_option("--topology,-t", args->topology, "Topology YAML file")->required();
+  cmd->add_option("--op", args->op, "Collective: " + coll::valid_ops());
+  cmd->add_option("--ranks,-n", args->ranks, "Rank count N (0..N-1) or list 0,1,8,9 / 0-7 (all)");
+  cmd->add_option("-b,--minbytes", args->min_bytes, "Smallest size (8, 64K, 1G = GiB)");
+  cmd->add_option("-e,--maxbytes", args->max_bytes, "Largest size");
+  cmd->add_option("-f,--stepfactor", args->factor, "Size multiplier between rows");
+  cmd->add_option("-i,--stepbytes", args->increment, "Size increment between rows (instead of -f)");
+  cmd->add_option("--dtype,-d", args->dtype, "Element type: " + coll::valid_dtypes());
+  cmd->add_option("--algo", args->algo, "Force algorithms (like NCCL_ALGO): RING,TREE,NVLS,PAT");
+  cmd->add_option("--proto", args->proto, "Force protocols (like NCCL_PROTO): LL,LL128,SIMPLE");
+  cmd->add_flag("--nvls", args->nvls, "Enable NVLS (default: NCCL_NVLS_ENABLE=1, else off)");
+  cmd->add_option("--fidelity", args->fidelity, "Network model: flow (congestion) or analytical");
+  cmd->add_flag("--csv", args->csv, "Print CSV");
+  cmd->add_flag("--json", args->json, "Print JSON");
+  cmd->callback([args] { run_coll(*args); });
+}
+
+}  // namespace cs::cli
