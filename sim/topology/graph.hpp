@@ -44,6 +44,8 @@ class ClusterGraph {
   // Shortest path by latency (one extra picosecond per hop prefers fewer hops); ties between
   // equal-cost paths (fat-tree spines) are broken by a hash of (src, dst), so the same pair always
   // takes the same path and different pairs spread evenly. Throws InputError if unreachable.
+  // A route never passes through a GPU, nor through a server other than the endpoints' own
+  // (servers do not forward). Reuses scratch inside the graph: one thread per graph at a time.
   Route route(int src_node, int dst_node) const;
 
   // Whether every GPU can reach every other GPU.
