@@ -17,9 +17,9 @@ using BoostGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::direct
                                          boost::no_property, ChannelId>;
 
 constexpr TimePs kUnreached = std::numeric_limits<TimePs>::max();
-// transit_server_ value of a GPU: a GPU is an endpoint, bytes never pass through it.
+// transit_server value of a GPU: a GPU is an endpoint, bytes never pass through it.
 constexpr int kNeverTransit = -2;
-// transit_server_ value of a fabric node (a switch outside every server): any route may cross it.
+// transit_server value of a fabric node (a switch outside every server): any route may cross it.
 constexpr int kFabric = -1;
 
 // SplitMix64's finalizer: a cheap, well-mixed hash, identical on every platform.
