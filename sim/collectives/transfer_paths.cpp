@@ -46,6 +46,13 @@ int PathBuilder::group_index(int gpu) const {
   return group_of_gpu_.at(gpu);
 }
 
+int PathBuilder::nics_of(int group) const {
+  const topo::Cluster& c = routes_.graph().cluster();
+  const auto& s =
+      c.servers[static_cast<std::size_t>(layout_.groups[static_cast<std::size_t>(group)].server)];
+  return std::max(static_cast<int>(s.nics.size()), 1);
+}
+
 int PathBuilder::nic_for(int group, int channel) const {
   const topo::Cluster& c = routes_.graph().cluster();
   const auto& nics =
@@ -205,8 +212,12 @@ ChannelList PathBuilder::tree(int channel) {
       append_route(out, upper, lower);
     }
   }
+  // NCCL runs the two trees of the double binary tree on the same NIC (channels c and
+  // c + nChannels share a graph channel); here channels [0, nics) take tree 0 and the next nics
+  // channels tree 1, so each rail carries one channel of each tree.
+  const int which = n_groups > 1 ? (channel / nics_of(0)) % 2 : 0;
   for (int g = 0; g < n_groups; ++g) {
-    const int parent = dtree_parent(g, n_groups, channel % 2);
+    const int parent = dtree_parent(g, n_groups, which);
     if (parent < 0) continue;
     const int child_head = heads[static_cast<std::size_t>(g)];
     const int parent_head = heads[static_cast<std::size_t>(parent)];

@@ -26,7 +26,7 @@ class PathBuilder {
   ChannelList ring(int channel);
   // The ring without the edge that ends at `root` (a communicator rank): a pipeline from root.
   ChannelList chain(int channel, int root);
-  // Channel c's tree (double binary tree across servers, tree c mod 2; chains inside servers):
+  // Channel c's tree (double binary tree across servers, tree (c / nics) mod 2; chains inside):
   // every edge up (reduce) and every edge down (broadcast).
   ChannelList tree(int channel);
   // Every GPU to its NVSwitch and back (in-switch reduction).
@@ -48,6 +48,7 @@ class PathBuilder {
   std::vector<Edge> ring_edges(int channel);
   int group_index(int gpu) const;
   int nic_for(int group, int channel) const;
+  int nics_of(int group) const;
   int nearest_gpu(int nic, const std::vector<int>& candidates);
   int nearest_nic(int gpu);
   int entry_gpu(int group, int channel);
