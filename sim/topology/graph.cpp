@@ -45,12 +45,11 @@ struct ClusterGraph::Impl {
   std::vector<std::pair<TimePs, int>> heap;
   std::vector<ChannelId> candidates;
 
-  // Calls visit(channel, w) for every out-channel v -> w that a route from server `src_server` to
-  // node `dst` (of server `dst_server`) may take: w is dst, a fabric node, or a non-GPU node of
-  // one of the two endpoints' servers. Servers do not forward for other servers and GPUs forward
-  // nothing. Out-edges are stored sorted by their target's transit_server (GPUs, fabric, then
-  // server by server), so a leaf switch with hundreds of NIC links finds the few it may take by
-  // binary search instead of scanning them all.
+  // Calls visit(channel, w) for every out-channel v -> w that a route to `dst` may take: w is dst,
+  // a fabric node, or a non-GPU node of server `src_server` or `dst_server` (-1: none). Servers do
+  // not forward for other servers and GPUs forward nothing. Out-edges are stored sorted by their
+  // target's transit_server (GPUs, fabric, then server by server), so a leaf switch with hundreds
+  // of NIC links finds the few it may take by binary search instead of scanning them all.
   template <class Visit>
   void for_each_crossable(int v, int src_server, int dst_server, int dst, Visit&& visit) const {
     const auto [begin, end] = boost::out_edges(static_cast<std::size_t>(v), graph);
@@ -75,13 +74,14 @@ struct ClusterGraph::Impl {
         if (!only_dst || w == dst) visit(graph[*it], w);
       }
     };
-    const auto fabric_begin = bound(kFabric);
-    const auto servers_begin = bound(kFabric + 1);
-    scan(begin, fabric_begin, true);
-    scan(fabric_begin, servers_begin, false);
+    scan(bound(kFabric), bound(kFabric + 1), false);
     if (src_server >= 0) scan(bound(src_server), bound(src_server + 1), false);
     if (dst_server >= 0 && dst_server != src_server) {
       scan(bound(dst_server), bound(dst_server + 1), false);
+    }
+    const int dst_key = transit_server[static_cast<std::size_t>(dst)];
+    if (dst_key != kFabric && dst_key != src_server && dst_key != dst_server) {
+      scan(bound(dst_key), bound(dst_key + 1), true);  // dst itself is always a valid target
     }
   }
 };
@@ -152,8 +152,14 @@ Route ClusterGraph::route(int src_node, int dst_node) const {
   s.touched.clear();
   s.heap.clear();
 
-  const int src_server = cluster_.nodes[static_cast<std::size_t>(src_node)].server;
-  const int dst_server = cluster_.nodes[static_cast<std::size_t>(dst_node)].server;
+  const Node& src = cluster_.nodes[static_cast<std::size_t>(src_node)];
+  const Node& dst = cluster_.nodes[static_cast<std::size_t>(dst_node)];
+  // Between servers, a NIC endpoint is reached through its network port only: a route to or from
+  // a NIC never detours through that NIC's own host (in by one NIC, out by another), as fabric
+  // traffic never re-enters a host. Such an endpoint lends its server's interior to no route.
+  const bool across = src.server != dst.server;
+  const int src_server = across && src.kind == NodeKind::nic ? kFabric : src.server;
+  const int dst_server = across && dst.kind == NodeKind::nic ? kFabric : dst.server;
   const auto by_distance = std::greater<>{};
   s.dist[static_cast<std::size_t>(src_node)] = 0;
   s.touched.push_back(src_node);

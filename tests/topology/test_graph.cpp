@@ -181,6 +181,46 @@ TEST_CASE("transit rules: no forwarding through a GPU or through a third server"
   }
 }
 
+TEST_CASE("transit rules: a NIC endpoint in another server is reached through its network port") {
+  // Two servers, each gpu0 and nic0, nic1 on one PCIe switch (100 ns hops); rail 0 joins the
+  // nic0s on leaf0, rail 1 the nic1s on leaf1 (1 us hops); a spine joins the leaves (5 us hops).
+  // nic0(a) -> nic1(b): through a's PCIe switch and nic1 would take 0.2 + 1 + 1 = 2.2 us, but
+  // fabric traffic does not re-enter a host, so it climbs the spine: 1 + 5 + 5 + 1 = 12 us.
+  // A GPU endpoint may still pick a NIC of its own server: gpu0(a) -> nic1(b) takes
+  // gpu0 -> pcie -> nic1 -> leaf1 -> nic1(b) = 0.2 + 2 = 2.2 us.
+  testing::ClusterBuilder b("rails");
+  const int leaf0 = b.node("leaf0", NodeKind::network_switch);
+  const int leaf1 = b.node("leaf1", NodeKind::network_switch);
+  const int spine = b.node("spine", NodeKind::network_switch);
+  b.link(leaf0, spine, LinkKind::infiniband, "IB", 50e9, 5 * kPsPerUs);
+  b.link(leaf1, spine, LinkKind::infiniband, "IB", 50e9, 5 * kPsPerUs);
+  int gpu[2];
+  int nic0[2];
+  int nic1[2];
+  for (int i = 0; i < 2; ++i) {
+    const int s = b.server(i == 0 ? "a" : "b");
+    gpu[i] = b.node("gpu0", NodeKind::gpu, s);
+    const int pcie = b.node("pcie0", NodeKind::pcie_switch, s);
+    nic0[i] = b.node("nic0", NodeKind::nic, s);
+    nic1[i] = b.node("nic1", NodeKind::nic, s);
+    for (int end : {gpu[i], nic0[i], nic1[i]}) {
+      b.link(end, pcie, LinkKind::pcie, "PCIe", 32e9, 100 * kPsPerNs);
+    }
+    b.link(nic0[i], leaf0, LinkKind::infiniband, "IB", 50e9, kPsPerUs);
+    b.link(nic1[i], leaf1, LinkKind::infiniband, "IB", 50e9, kPsPerUs);
+  }
+  const Cluster cluster = b.take();
+  const ClusterGraph g(cluster);
+  CHECK(route_nodes(g, g.route(nic0[0], nic1[1])) ==
+        std::vector<std::string>{"a/nic0", "leaf0", "spine", "leaf1", "b/nic1"});
+  CHECK(g.route(nic0[0], nic1[1]).latency == 12 * kPsPerUs);
+  CHECK(route_nodes(g, g.route(gpu[0], nic1[1])) ==
+        std::vector<std::string>{"a/gpu0", "a/pcie0", "a/nic1", "leaf1", "b/nic1"});
+  CHECK(g.route(gpu[0], nic1[1]).latency == 2200 * kPsPerNs);
+  // Inside one server a NIC is an ordinary endpoint: nic0(a) -> nic1(a) through the PCIe switch.
+  CHECK(g.route(nic0[0], nic1[0]).latency == 200 * kPsPerNs);
+}
+
 TEST_CASE("gpus_connected") {
   CHECK(ClusterGraph(testing::small_fat_tree()).gpus_connected());
   testing::ClusterBuilder b("islands");
