@@ -1,0 +1,236 @@
+// Reading calibration files: nlohmann_json parses, each record is checked key by key, and errors
+// name the file, the record's line and the key.
+#include "calibration/measurements.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "calibration/measurements_lines.hpp"
+
+namespace cs::cal {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kSchema = "clustersim-calibration-v1";
+// The fitter's own output may sit in the same folder (calibrate/data/<machine>/calibration.json).
+constexpr const char* kFittedSchema = "clustersim-fit-v1";
+
+// The fields of one record, with the location every error names.
+class RecordReader {
+ public:
+  RecordReader(const json& record, SourceLoc loc) : record_(record), loc_(std::move(loc)) {}
+
+  const json& at(const char* key) const {
+    const auto it = record_.find(key);
+    if (it == record_.end() || it->is_null()) fail(key, "missing");
+    return *it;
+  }
+  std::string text(const char* key) const {
+    const json& v = at(key);
+    if (!v.is_string()) fail(key, "expected a string, got " + v.dump());
+    return v.get<std::string>();
+  }
+  std::string text_or(const char* key, const std::string& fallback) const {
+    return record_.contains(key) && !record_.at(key).is_null() ? text(key) : fallback;
+  }
+  // A finite number strictly above `above`.
+  double number(const char* key, double above) const {
+    const json& v = at(key);
+    if (!v.is_number()) fail(key, "expected a number, got " + v.dump());
+    const double d = v.get<double>();
+    if (!std::isfinite(d) || !(d > above))
+      fail(key, "expected a finite number above " + format(above) + ", got " + v.dump());
+    return d;
+  }
+  int integer(const char* key, long long min, long long max) const {
+    const json& v = at(key);
+    if (!v.is_number_integer()) fail(key, "expected an integer, got " + v.dump());
+    const long long i = v.get<long long>();
+    if (i < min || i > max)
+      fail(key, "expected an integer in " + std::to_string(min) + ".." + std::to_string(max) +
+                    ", got " + v.dump());
+    return static_cast<int>(i);
+  }
+  int integer_or(const char* key, int fallback) const {
+    return record_.contains(key) && !record_.at(key).is_null() ? integer(key, 0, 1 << 20)
+                                                               : fallback;
+  }
+  bool boolean(const char* key) const {
+    const json& v = at(key);
+    if (!v.is_boolean()) fail(key, "expected true or false, got " + v.dump());
+    return v.get<bool>();
+  }
+  std::string one_of(const char* key, const std::vector<std::string>& valid) const {
+    const std::string v = text(key);
+    if (std::find(valid.begin(), valid.end(), v) != valid.end()) return v;
+    std::string list;
+    for (const auto& s : valid) list += (list.empty() ? "" : ", ") + s;
+    fail(key, "unknown value '" + v + "'; valid: " + list);
+  }
+  [[noreturn]] void fail(const char* key, const std::string& message) const {
+    throw InputError(loc_, key, message);
+  }
+  const SourceLoc& loc() const { return loc_; }
+
+ private:
+  static std::string format(double d) {
+    std::ostringstream out;
+    out << d;
+    return out.str();
+  }
+  const json& record_;
+  SourceLoc loc_;
+};
+
+NcclPoint read_nccl(const RecordReader& r) {
+  NcclPoint p;
+  p.op = r.one_of("op", {"allreduce", "allgather", "reducescatter", "broadcast", "reduce",
+                         "alltoall", "sendrecv"});
+  p.n_ranks = r.integer("nranks", 1, 1 << 20);
+  p.bytes = r.number("bytes", 0);
+  p.forced_algo = r.text("forced_algo");
+  p.forced_proto = r.text("forced_proto");
+  p.time_us = r.number("time_us", 0);
+  p.algo = r.text_or("algo", "");
+  p.proto = r.text_or("proto", "");
+  p.channels = r.integer_or("channels", 0);
+  p.loc = r.loc();
+  return p;
+}
+
+CopyPoint read_copy(const RecordReader& r) {
+  CopyPoint p;
+  const std::string d = r.one_of("direction", {"h2d", "d2h", "d2d", "peer"});
+  p.direction = d == "h2d"   ? CopyDirection::h2d
+                : d == "d2h" ? CopyDirection::d2h
+                : d == "d2d" ? CopyDirection::d2d
+                             : CopyDirection::peer;
+  p.memory = r.one_of("memory", {"pinned", "pageable", "device"});
+  p.src = r.integer("src", -1, 1 << 16);
+  p.dst = r.integer("dst", -1, 1 << 16);
+  p.bidirectional = r.boolean("bidirectional");
+  p.bytes = r.number("bytes", 0);
+  p.time_us = r.number("time_us", 0);
+  p.loc = r.loc();
+  const bool host = p.direction == CopyDirection::h2d || p.direction == CopyDirection::d2h;
+  if (host == (p.memory == "device")) r.fail("memory", "'" + p.memory + "' does not fit " + d);
+  if ((p.direction == CopyDirection::h2d ? p.dst : p.src) < 0)
+    r.fail(p.direction == CopyDirection::h2d ? "dst" : "src", "a copy needs its GPU");
+  return p;
+}
+
+void read_record(const json& record, const SourceLoc& loc, Measurements& out) {
+  if (!record.is_object()) throw InputError(loc, "measurements", "a record must be an object");
+  const RecordReader r(record, loc);
+  const std::string kind = r.text("kind");
+  if (kind == "nccl") {
+    out.nccl.push_back(read_nccl(r));
+  } else if (kind == "copy") {
+    out.copies.push_back(read_copy(r));
+  } else if (kind == "launch") {
+    out.launches.push_back({r.text("what"), r.number("time_us", 0), loc});
+  } else if (kind == "gemm") {
+    GemmPoint g;
+    g.dtype = r.text("dtype");
+    g.shape = r.text_or("shape", "");
+    g.m = r.integer("m", 1, 1 << 24);
+    g.n = r.integer("n", 1, 1 << 24);
+    g.k = r.integer("k", 1, 1 << 24);
+    g.time_us = r.number("time_us", 0);
+    g.loc = loc;
+    out.gemms.push_back(std::move(g));
+  } else if (kind == "membw") {
+    out.membw.push_back({r.number("bytes", 0), r.number("time_us", 0), loc});
+  }
+  // Other kinds are newer measurements this fitter does not use.
+}
+
+void read_node(const json& node, Measurements& out) {
+  if (!out.node.gpu_name.empty() || !node.is_object()) return;
+  if (node.contains("hostname") && node["hostname"].is_string())
+    out.node.hostname = node["hostname"].get<std::string>();
+  if (node.contains("gpus") && node["gpus"].is_array() && !node["gpus"].empty()) {
+    out.node.gpu_count = static_cast<int>(node["gpus"].size());
+    const json& gpu0 = node["gpus"][0];
+    if (gpu0.contains("name") && gpu0["name"].is_string())
+      out.node.gpu_name = gpu0["name"].get<std::string>();
+  }
+  if (node.contains("nccl_version") && node["nccl_version"].is_number_integer())
+    out.node.nccl_version = node["nccl_version"].get<long long>();
+  if (node.contains("cuda_runtime_version"))
+    out.node.cuda_runtime_version = node["cuda_runtime_version"].dump();
+}
+
+}  // namespace
+
+const char* to_string(CopyDirection direction) {
+  switch (direction) {
+    case CopyDirection::h2d: return "h2d";
+    case CopyDirection::d2h: return "d2h";
+    case CopyDirection::d2d: return "d2d";
+    case CopyDirection::peer: return "peer";
+  }
+  return "?";
+}
+
+void read_measurement_text(const std::string& text, const std::string& file_name,
+                           Measurements& out) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    // e.byte is 1-based; count the lines up to it.
+    const std::size_t upto = std::min<std::size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
+    const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + upto, '\n'));
+    throw InputError(SourceLoc{file_name, line}, "", std::string("not valid JSON: ") + e.what());
+  }
+  const SourceLoc top{file_name, 1};
+  if (!doc.is_object()) throw InputError(top, "", "expected a JSON object at the top level");
+  if (!doc.contains("schema") || !doc["schema"].is_string())
+    throw InputError(top, "schema", std::string("missing; expected \"") + kSchema + "\"");
+  const std::string schema = doc["schema"].get<std::string>();
+  if (schema == kFittedSchema) return;
+  if (schema != kSchema)
+    throw InputError(top, "schema",
+                     "unknown schema '" + schema + "'; expected \"" + kSchema + "\"");
+  if (!doc.contains("measurements") || !doc["measurements"].is_array())
+    throw InputError(top, "measurements", "missing or not an array");
+  if (doc.contains("node")) read_node(doc["node"], out);
+  const std::vector<int> lines = measurement_record_lines(text);
+  const json& records = doc["measurements"];
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const int line = i < lines.size() ? lines[i] : 0;
+    read_record(records[i], SourceLoc{file_name, line}, out);
+  }
+}
+
+Measurements read_measurements(const std::string& folder) {
+  namespace fs = std::filesystem;
+  Measurements out;
+  out.folder = folder;
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec))
+    throw InputError(SourceLoc{folder, 0}, "", "not a folder of calibration JSON files");
+  for (const auto& entry : fs::directory_iterator(folder, ec)) {
+    if (entry.is_regular_file() && entry.path().extension() == ".json")
+      out.files.push_back(entry.path().string());
+  }
+  std::sort(out.files.begin(), out.files.end());
+  if (out.files.empty())
+    throw InputError(SourceLoc{folder, 0}, "", "no *.json calibration files in this folder");
+  for (const std::string& file : out.files) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) throw InputError(SourceLoc{file, 0}, "", "cannot read");
+    std::ostringstream text;
+    text << in.rdbuf();
+    read_measurement_text(text.str(), file, out);
+  }
+  return out;
+}
+
+}  // namespace cs::cal
