@@ -1,0 +1,75 @@
+// Clusters built in code for the collectives tests, with round figures for hand derivations
+// (not hardware figures): NVSwitch servers whose GPUs have NVLink x18 at 450 GB/s, a PCIe switch
+// per server (64 GB/s) and one NIC per server on a single network switch.
+#pragma once
+
+#include <string>
+
+#include "topology/cluster.hpp"
+
+namespace cs::coll::testing {
+
+struct ServerSpec {
+  int gpus = 8;
+  double nvlink_efficiency = 1.0;  // NVLink capacity = 450 GB/s x this
+  double nic_efficiency = 0.5;     // NIC capacity = 50 GB/s x this
+};
+
+// `servers` servers "s0", "s1", ... of `spec`; with more than one server, each NIC links to one
+// switch "ib". Node names follow the loader: "<server>/<local>", ranks server by server.
+inline topo::Cluster nvswitch_cluster(int servers, const ServerSpec& spec) {
+  using topo::LinkKind;
+  using topo::NodeKind;
+  topo::Cluster c;
+  c.name = "test-nvswitch";
+  c.gpu_models.push_back(topo::GpuModel{"H100-test", 1e15, 1e15, 1e14, 80e9, 3e12, {}});
+  auto node = [&](const std::string& local, NodeKind kind, int server) {
+    topo::Node n;
+    n.local_name = local;
+    n.name = server < 0 ? local : c.servers[static_cast<std::size_t>(server)].name + "/" + local;
+    n.kind = kind;
+    n.server = server;
+    c.nodes.push_back(n);
+    const int id = static_cast<int>(c.nodes.size()) - 1;
+    if (kind == NodeKind::gpu) {
+      c.nodes.back().gpu_model = 0;
+      c.nodes.back().rank = static_cast<int>(c.ranks.size());
+      c.ranks.push_back(id);
+      c.servers[static_cast<std::size_t>(server)].gpus.push_back(id);
+    }
+    if (kind == NodeKind::nic) c.servers[static_cast<std::size_t>(server)].nics.push_back(id);
+    return id;
+  };
+  auto link = [&](int a, int b, LinkKind kind, double bw, double eff, int lanes, int gen) {
+    topo::Link l;
+    l.a = a;
+    l.b = b;
+    l.kind = kind;
+    l.label = topo::to_string(kind);
+    l.bandwidth_Bps = bw;
+    l.efficiency = eff;
+    l.lanes = lanes;
+    l.generation = gen;
+    l.latency = 100 * kPsPerNs;
+    c.links.push_back(l);
+  };
+  const int ib = servers > 1 ? node("ib", NodeKind::network_switch, -1) : -1;
+  for (int s = 0; s < servers; ++s) {
+    c.servers.push_back(topo::Server{"s" + std::to_string(s), "test-server", {}, {}});
+    const int nvswitch = node("nvswitch", NodeKind::nvswitch, s);
+    const int pcie = node("pcie", NodeKind::pcie_switch, s);
+    for (int g = 0; g < spec.gpus; ++g) {
+      const int gpu = node("gpu" + std::to_string(g), NodeKind::gpu, s);
+      link(gpu, nvswitch, LinkKind::nvlink, 450e9, spec.nvlink_efficiency, 18, 4);
+      link(gpu, pcie, LinkKind::pcie, 64e9, 1.0, 16, 5);
+    }
+    if (ib >= 0) {
+      const int nic = node("nic0", NodeKind::nic, s);
+      link(nic, pcie, LinkKind::pcie, 64e9, 1.0, 16, 5);
+      link(nic, ib, LinkKind::infiniband, 50e9, spec.nic_efficiency, 0, 0);
+    }
+  }
+  return c;
+}
+
+}  // namespace cs::coll::testing
