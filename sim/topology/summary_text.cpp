@@ -37,39 +37,25 @@ std::string gpu_label(const Cluster& cluster, int node) {
 
 void write_matrix(std::ostringstream& out, const Cluster& cluster, const GpuMatrix& matrix,
                   bool bandwidth) {
+  auto cell_text = [&](const GpuConnection& cell) {
+    return bandwidth ? path_bandwidth_cell(cell) : to_string(cell);
+  };
   std::size_t width = 6;
   for (int c : matrix.columns) width = std::max(width, gpu_label(cluster, c).size() + 2);
   for (const auto& row : matrix.cells) {
-    for (const GpuConnection& cell : row) {
-      width = std::max(width, (bandwidth ? path_bandwidth_cell(cell) : to_string(cell)).size() + 2);
-    }
+    for (const GpuConnection& cell : row) width = std::max(width, cell_text(cell).size() + 2);
   }
-  out << pad("", 10);
+  out << "  " << matrix.title << "\n" << pad("", 10);
   for (int c : matrix.columns) out << pad_left(gpu_label(cluster, c), width);
   out << "  node\n";
   for (std::size_t i = 0; i < matrix.rows.size(); ++i) {
     out << pad(gpu_label(cluster, matrix.rows[i]), 10);
-    for (const GpuConnection& cell : matrix.cells[i]) {
-      out << pad_left(bandwidth ? path_bandwidth_cell(cell) : to_string(cell), width);
-    }
+    for (const GpuConnection& cell : matrix.cells[i]) out << pad_left(cell_text(cell), width);
     out << "  " << cluster.nodes[static_cast<std::size_t>(matrix.rows[i])].name << "\n";
   }
 }
 
-}  // namespace
-
-std::string base_name(const std::string& path) {
-  const auto slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-std::string format_summary(const TopologySummary& s, const Cluster& cluster) {
-  using units::format_bandwidth;
-  std::ostringstream out;
-  out << "Topology " << s.name;
-  if (!s.source_file.empty()) out << " (" << base_name(s.source_file) << ")";
-  out << "\n\n";
-
+void write_servers(std::ostringstream& out, const TopologySummary& s) {
   out << "Servers\n";
   for (const ServerGroup& g : s.servers) {
     out << "  " << g.count << " x " << g.template_name << ": " << g.gpus_per_server << " GPUs"
@@ -77,15 +63,18 @@ std::string format_summary(const TopologySummary& s, const Cluster& cluster) {
   }
   out << "  " << s.gpu_count << " GPUs, " << s.node_count << " nodes, " << s.fabric_switches
       << " network switches\n\n";
-
   out << "GPU models\n";
   for (const GpuModel& m : s.gpu_models) {
     out << "  " << m.name << ": bf16 " << m.bf16_flops / 1e12 << " TFLOP/s, fp16 "
         << m.fp16_flops / 1e12 << " TFLOP/s, fp32 " << m.fp32_flops / 1e12 << " TFLOP/s, "
-        << m.memory_bytes / kGB << " GB at " << format_bandwidth(m.memory_bandwidth_Bps) << "\n";
+        << m.memory_bytes / kGB << " GB at " << units::format_bandwidth(m.memory_bandwidth_Bps)
+        << "\n";
   }
   out << "\n";
+}
 
+void write_links(std::ostringstream& out, const TopologySummary& s) {
+  using units::format_bandwidth;
   out << "Links by type (line rate per direction)\n";
   out << "  " << pad("kind", 12) << pad("link", 24) << pad_left("count", 7) << pad_left("each", 12)
       << pad_left("total", 12) << "\n";
@@ -96,7 +85,6 @@ std::string format_summary(const TopologySummary& s, const Cluster& cluster) {
         << pad_left(format_bandwidth(g.bandwidth_Bps), 12) << "\n";
   }
   out << "\n";
-
   out << "Per-GPU bandwidth (line rate per direction; network = server's NIC links / its GPUs)\n";
   out << "  " << pad("server", 24) << pad_left("NVLink", 12) << pad_left("PCIe", 12)
       << pad_left("network", 12) << "\n";
@@ -106,46 +94,43 @@ std::string format_summary(const TopologySummary& s, const Cluster& cluster) {
         << "\n";
   }
   out << "\n";
+}
 
-  const Bisection& b = s.bisection;
+void write_bisection(std::ostringstream& out, const Bisection& b) {
+  using units::format_bandwidth;
   out << "Bisection bandwidth (max flow between two halves of the GPUs, line rate)\n";
   if (b.gpus_a == 0 || b.gpus_b == 0) {
-    out << "  fewer than two GPUs: no bisection\n";
-  } else {
-    out << "  split " << b.split << " (" << b.gpus_a << " | " << b.gpus_b << " GPUs)\n";
-    out << "  A -> B " << format_bandwidth(b.a_to_b_Bps) << ", B -> A "
-        << format_bandwidth(b.b_to_a_Bps) << "\n";
-    if (b.across_servers) {
-      out << "  NIC injection: A " << format_bandwidth(b.injection_a_Bps) << ", B "
-          << format_bandwidth(b.injection_b_Bps);
-      const double injection = std::min(b.injection_a_Bps, b.injection_b_Bps);
-      if (injection > 0) {
-        char ratio[32];
-        std::snprintf(ratio, sizeof ratio, "%.3g",
-                      std::min(b.a_to_b_Bps, b.b_to_a_Bps) / injection);
-        out << " (bisection / injection = " << ratio << ")";
-      }
-      out << "\n";
+    out << "  fewer than two GPUs: no bisection\n\n";
+    return;
+  }
+  out << "  split " << b.split << " (" << b.gpus_a << " | " << b.gpus_b << " GPUs)\n";
+  out << "  A -> B " << format_bandwidth(b.a_to_b_Bps) << ", B -> A "
+      << format_bandwidth(b.b_to_a_Bps) << "\n";
+  if (b.across_servers) {
+    out << "  NIC injection: A " << format_bandwidth(b.injection_a_Bps) << ", B "
+        << format_bandwidth(b.injection_b_Bps);
+    const double injection = std::min(b.injection_a_Bps, b.injection_b_Bps);
+    if (injection > 0) {
+      char ratio[32];
+      std::snprintf(ratio, sizeof ratio, "%.3g", std::min(b.a_to_b_Bps, b.b_to_a_Bps) / injection);
+      out << " (bisection / injection = " << ratio << ")";
     }
+    out << "\n";
   }
   out << "\n";
+}
 
+void write_matrices(std::ostringstream& out, const TopologySummary& s, const Cluster& cluster) {
   out << "GPU connections (like nvidia-smi topo -m)";
   if (s.matrix_truncated) {
     out << ": " << s.gpu_count << " GPUs, showing the first server and one inter-server row";
   }
   out << "\n";
-  for (const GpuMatrix& m : s.matrices) {
-    out << "  " << m.title << "\n";
-    write_matrix(out, cluster, m, false);
-  }
+  for (const GpuMatrix& m : s.matrices) write_matrix(out, cluster, m, false);
   out << "\nPath bandwidth in GB/s per direction, line rate/achievable (the route's narrowest "
          "link,\n"
          "before/after link efficiency; transfers in the simulator get the achievable figure)\n";
-  for (const GpuMatrix& m : s.matrices) {
-    out << "  " << m.title << "\n";
-    write_matrix(out, cluster, m, true);
-  }
+  for (const GpuMatrix& m : s.matrices) write_matrix(out, cluster, m, true);
   out << "\nLegend:\n"
          "  X    = self\n"
          "  NV#  = NVLink only (direct or through NVSwitch); # = fewest NVLinks on the path\n"
@@ -154,6 +139,24 @@ std::string format_summary(const TopologySummary& s, const Cluster& cluster) {
          "  PHB  = through a CPU's PCIe host bridge\n"
          "  SYS  = across the link between CPU sockets (UPI / Infinity Fabric)\n"
          "  NET  = across the network\n";
+}
+
+}  // namespace
+
+std::string base_name(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string format_summary(const TopologySummary& s, const Cluster& cluster) {
+  std::ostringstream out;
+  out << "Topology " << s.name;
+  if (!s.source_file.empty()) out << " (" << base_name(s.source_file) << ")";
+  out << "\n\n";
+  write_servers(out, s);
+  write_links(out, s);
+  write_bisection(out, s.bisection);
+  write_matrices(out, s, cluster);
   return out.str();
 }
 
