@@ -50,7 +50,7 @@ std::string join_truncated(const std::vector<std::string>& items, std::size_t li
 
 std::string did_you_mean(std::string_view typo, const std::vector<std::string>& candidates) {
   const std::string best = closest(typo, candidates);
-  return best.empty() ? std::string() : "; did you mean '" + best + "'?";
+  return best.empty() ? std::string() : " (did you mean '" + best + "'?)";
 }
 
 }  // namespace cs::topo::names

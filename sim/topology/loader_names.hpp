@@ -17,7 +17,7 @@ std::string closest(std::string_view typo, const std::vector<std::string>& candi
 // "a, b, c" or "a, b, ... (1021 more)" after `limit` names.
 std::string join_truncated(const std::vector<std::string>& items, std::size_t limit = 12);
 
-// "; did you mean 'x'?" or "" when nothing is close.
+// " (did you mean 'x'?)" or "" when nothing is close.
 std::string did_you_mean(std::string_view typo, const std::vector<std::string>& candidates);
 
 }  // namespace cs::topo::names

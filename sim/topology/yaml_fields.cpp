@@ -66,7 +66,7 @@ Fields::Fields(const YAML::Node& node, std::string what, const std::string& key,
                const std::string& file, const SourceLoc& where, std::vector<std::string> allowed)
     : map_(node), what_(std::move(what)), file_(file), loc_(loc_of(node, file, where)) {
   if (!node.IsMap()) {
-    throw InputError(loc_, "",
+    throw InputError(loc_, key,
                      what_ + " must be a map of keys to values, found " + type_name(node));
   }
   std::unordered_set<std::string> seen;

@@ -1,0 +1,240 @@
+// Fabric generators: which switches they create, which NIC lands on which leaf, how uplinks spread
+// over spines, and the bandwidth of each layer, all derived by hand from the generator rules
+// (topologies/README.md): a leaf of P ports at oversubscription r has floor(P r / (r + 1)) down
+// ports; a leaf with a NICs gets ceil(a / r) uplinks; uplink g goes to spine g mod S with
+// S = ceil(uplinks / P); parallel leaf-spine ports become one link of summed bandwidth.
+#include <doctest/doctest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "topology/loader.hpp"
+
+using namespace cs::topo;
+
+namespace {
+
+// `servers` servers with one GPU and `nics` NICs each, joined by `fabric` whose ports are
+// 100 Gb/s Ethernet (12.5 GB/s).
+Cluster load_fabric(int servers, int nics, const std::string& fabric) {
+  const std::string text =
+      "gpu_models: {G: {bf16: 1TFLOPS, fp16: 1TFLOPS, fp32: 1TFLOPS, memory: 1GB, "
+      "memory_bandwidth: 1TB/s}}\n"
+      "servers:\n  s:\n    nodes:\n"
+      "      - {name: gpu, kind: gpu, model: G}\n"
+      "      - {name: cpu, kind: cpu, memory_bandwidth: 1TB/s}\n"
+      "      - {name: nic, kind: nic, count: " +
+      std::to_string(nics) +
+      "}\n"
+      "    links:\n"
+      "      - {from: gpu, to: cpu, type: pcie, generation: 5}\n"
+      "      - {from: \"nic[0-" +
+      std::to_string(nics - 1) +
+      "]\", to: cpu, type: pcie, generation: 5}\n"
+      "cluster: [{server: s, count: " +
+      std::to_string(servers) + ", name: n}]\nfabric:\n" + fabric +
+      "  link: {type: ethernet, bandwidth: 100Gbps}\n";
+  return load_cluster_from_string(text, "fabric.yaml");
+}
+
+const std::string& name_of(const Cluster& c, int node) {
+  return c.nodes[static_cast<std::size_t>(node)].name;
+}
+
+// NIC -> the switch it is cabled to.
+std::map<std::string, std::string> nic_switch(const Cluster& c) {
+  std::map<std::string, std::string> out;
+  for (const auto& l : c.links) {
+    if (c.nodes[static_cast<std::size_t>(l.a)].kind == NodeKind::nic &&
+        c.nodes[static_cast<std::size_t>(l.b)].kind == NodeKind::network_switch) {
+      out[name_of(c, l.a)] = name_of(c, l.b);
+    }
+  }
+  return out;
+}
+
+struct SwitchLink {
+  std::string leaf;
+  std::string spine;
+  double bandwidth_Bps;
+  std::string label;
+};
+
+std::vector<SwitchLink> leaf_spine_links(const Cluster& c) {
+  std::vector<SwitchLink> out;
+  for (const auto& l : c.links) {
+    if (c.nodes[static_cast<std::size_t>(l.a)].kind == NodeKind::network_switch &&
+        c.nodes[static_cast<std::size_t>(l.b)].kind == NodeKind::network_switch) {
+      out.push_back({name_of(c, l.a), name_of(c, l.b), l.bandwidth_Bps, l.label});
+    }
+  }
+  return out;
+}
+
+double sum_bandwidth(const std::vector<SwitchLink>& links) {
+  double total = 0;
+  for (const auto& l : links) total += l.bandwidth_Bps;
+  return total;
+}
+
+constexpr double kPort_Bps = 12.5e9;  // 100 Gb/s / 8
+
+}  // namespace
+
+TEST_CASE("single_switch: every NIC on one switch") {
+  const Cluster c = load_fabric(3, 2, "  kind: single_switch\n");
+  CHECK(c.fabric.kind == "single_switch");
+  REQUIRE(c.fabric.leaves.size() == 1);
+  CHECK(name_of(c, c.fabric.leaves[0]) == "switch");
+  CHECK(c.fabric.spines.empty());
+  const auto cabling = nic_switch(c);
+  CHECK(cabling.size() == 6);  // 3 servers x 2 NICs
+  for (const auto& [nic, sw] : cabling) CHECK(sw == "switch");
+  CHECK(leaf_spine_links(c).empty());
+}
+
+TEST_CASE("fat_tree at 1:1: 12 NICs on 8-port leaves") {
+  // down = floor(8 x 1 / 2) = 4 -> 12 / 4 = 3 leaves of 4 NICs, 4 uplinks each = 12 uplinks;
+  // spines = ceil(12 / 8) = 2. Leaf k's uplinks 4k .. 4k+3 alternate spine 0, 1, 0, 1, so each
+  // leaf meets each spine with 2 ports: 6 links of 2 x 12.5 = 25 GB/s.
+  const Cluster c = load_fabric(6, 2, "  kind: fat_tree\n  leaf_ports: 8\n");
+  CHECK(c.fabric.kind == "fat_tree");
+  CHECK(c.fabric.leaf_ports == 8);
+  CHECK(c.fabric.oversubscription == 1.0);
+  CHECK(c.fabric.leaves.size() == 3);
+  CHECK(c.fabric.spines.size() == 2);
+  // NICs fill leaves in server order: servers 0-1 on leaf0, 2-3 on leaf1, 4-5 on leaf2.
+  const auto cabling = nic_switch(c);
+  CHECK(cabling.at("n0/nic0") == "leaf0");
+  CHECK(cabling.at("n1/nic1") == "leaf0");
+  CHECK(cabling.at("n2/nic0") == "leaf1");
+  CHECK(cabling.at("n5/nic1") == "leaf2");
+  const auto up = leaf_spine_links(c);
+  REQUIRE(up.size() == 6);
+  for (const auto& l : up) {
+    CHECK(l.bandwidth_Bps == doctest::Approx(2 * kPort_Bps));
+    CHECK(l.label == "Ethernet 100Gbps x2");
+  }
+  CHECK(up[0].leaf == "leaf0");
+  CHECK(up[0].spine == "spine0");
+  CHECK(up[1].spine == "spine1");
+  // Per layer: 12 NIC ports x 12.5 = 150 GB/s down, 6 x 25 = 150 GB/s up: non-blocking.
+  CHECK(cabling.size() * kPort_Bps == doctest::Approx(150e9));
+  CHECK(sum_bandwidth(up) == doctest::Approx(150e9));
+}
+
+TEST_CASE("fat_tree at 3:1: fewer, fuller leaves with a third of the uplink bandwidth") {
+  // down = floor(8 x 3 / 4) = 6 -> 12 / 6 = 2 leaves; uplinks ceil(6 / 3) = 2 each = 4;
+  // spines = ceil(4 / 8) = 1; each leaf: one link of 2 ports = 25 GB/s.
+  const Cluster c = load_fabric(6, 2, "  kind: fat_tree\n  leaf_ports: 8\n  oversubscription: 3\n");
+  CHECK(c.fabric.leaves.size() == 2);
+  CHECK(c.fabric.spines.size() == 1);
+  const auto up = leaf_spine_links(c);
+  REQUIRE(up.size() == 2);
+  CHECK(up[0].bandwidth_Bps == doctest::Approx(25e9));
+  // Per leaf: 6 x 12.5 = 75 GB/s down against 25 GB/s up = 3:1.
+  CHECK(6 * kPort_Bps / up[0].bandwidth_Bps == doctest::Approx(3.0));
+}
+
+TEST_CASE("fat_tree with a partly filled last leaf keeps its ratio and balances the spines") {
+  // 10 NICs, down 4: leaves of 4, 4, 2 NICs with 4, 4, 2 uplinks = 10; spines = ceil(10/8) = 2.
+  // Uplinks 0-3 (leaf0): spines 0,1,0,1; 4-7 (leaf1): 0,1,0,1; 8-9 (leaf2): 0,1.
+  const Cluster c = load_fabric(5, 2, "  kind: fat_tree\n  leaf_ports: 8\n");
+  CHECK(c.fabric.leaves.size() == 3);
+  CHECK(c.fabric.spines.size() == 2);
+  const auto up = leaf_spine_links(c);
+  REQUIRE(up.size() == 6);
+  CHECK(up[4].leaf == "leaf2");
+  CHECK(up[4].bandwidth_Bps == doctest::Approx(kPort_Bps));
+  CHECK(up[4].label == "Ethernet 100Gbps");
+  std::map<std::string, double> spine_ports;
+  for (const auto& l : up) spine_ports[l.spine] += l.bandwidth_Bps / kPort_Bps;
+  CHECK(spine_ports["spine0"] == doctest::Approx(5));  // 2 + 2 + 1 ports
+  CHECK(spine_ports["spine1"] == doctest::Approx(5));
+}
+
+TEST_CASE("fat_tree with more spines than needed spreads each leaf over all of them") {
+  // 3 leaves x 4 uplinks = 12; spines: 4 -> leaf k's uplinks land on spines 0..3 once each:
+  // 12 single-port links of 12.5 GB/s.
+  const Cluster c = load_fabric(6, 2, "  kind: fat_tree\n  leaf_ports: 8\n  spines: 4\n");
+  CHECK(c.fabric.spines.size() == 4);
+  const auto up = leaf_spine_links(c);
+  CHECK(up.size() == 12);
+  for (const auto& l : up) CHECK(l.bandwidth_Bps == doctest::Approx(kPort_Bps));
+  CHECK(sum_bandwidth(up) == doctest::Approx(150e9));
+}
+
+TEST_CASE("fat_tree whose NICs fit on one leaf has no spines") {
+  // 2 servers x 2 NICs = 4 = down ports of one 8-port leaf.
+  const Cluster c = load_fabric(2, 2, "  kind: fat_tree\n  leaf_ports: 8\n");
+  CHECK(c.fabric.leaves.size() == 1);
+  CHECK(c.fabric.spines.empty());
+  CHECK(leaf_spine_links(c).empty());
+  CHECK(nic_switch(c).size() == 4);
+}
+
+TEST_CASE("fat_tree with too many spines for its uplinks is refused") {
+  // 12 uplinks cannot reach 13 spines.
+  CHECK_THROWS_WITH_AS(load_fabric(6, 2, "  kind: fat_tree\n  leaf_ports: 8\n  spines: 13\n"),
+                       doctest::Contains("at most 12 spines"), cs::InputError);
+}
+
+TEST_CASE("rail_optimized: NIC i of every server on rail i's leaf, rails joined by a spine") {
+  // 3 servers x 2 NICs; 8-port leaves at 1:1 have 4 down ports, so each rail (3 NICs) fits one
+  // leaf: leaf0 = rail 0, leaf1 = rail 1, each with ceil(3 / 1) = 3 uplinks; 6 uplinks -> 1 spine,
+  // one link of 3 ports = 37.5 GB/s per leaf.
+  const Cluster c = load_fabric(3, 2, "  kind: rail_optimized\n  leaf_ports: 8\n");
+  CHECK(c.fabric.kind == "rail_optimized");
+  CHECK(c.fabric.leaves.size() == 2);
+  CHECK(c.fabric.spines.size() == 1);
+  const auto cabling = nic_switch(c);
+  for (int s = 0; s < 3; ++s) {
+    CHECK(cabling.at("n" + std::to_string(s) + "/nic0") == "leaf0");
+    CHECK(cabling.at("n" + std::to_string(s) + "/nic1") == "leaf1");
+  }
+  const auto up = leaf_spine_links(c);
+  REQUIRE(up.size() == 2);
+  CHECK(up[0].bandwidth_Bps == doctest::Approx(3 * kPort_Bps));
+  CHECK(up[0].label == "Ethernet 100Gbps x3");
+  // Per layer: 6 x 12.5 = 75 GB/s of NIC ports, 2 x 37.5 = 75 GB/s into the spine.
+  CHECK(sum_bandwidth(up) == doctest::Approx(6 * kPort_Bps));
+}
+
+TEST_CASE("rail_optimized with more servers than a leaf's down ports: several leaves per rail") {
+  // 5 servers, down 4: rail 0 -> leaf0 (n0-n3), leaf1 (n4); rail 1 -> leaf2, leaf3. Uplinks
+  // 4, 1, 4, 1 = 10 -> 2 spines. leaf0: uplinks 0-3 -> spines 0,1,0,1 (2 + 2 ports); leaf1:
+  // uplink 4 -> spine 0; leaf2: 5-8 -> spines 1,0,1,0 (2 + 2); leaf3: uplink 9 -> spine 1.
+  const Cluster c = load_fabric(5, 2, "  kind: rail_optimized\n  leaf_ports: 8\n");
+  CHECK(c.fabric.leaves.size() == 4);
+  CHECK(c.fabric.spines.size() == 2);
+  const auto cabling = nic_switch(c);
+  CHECK(cabling.at("n3/nic0") == "leaf0");
+  CHECK(cabling.at("n4/nic0") == "leaf1");
+  CHECK(cabling.at("n0/nic1") == "leaf2");
+  CHECK(cabling.at("n4/nic1") == "leaf3");
+  const auto up = leaf_spine_links(c);
+  REQUIRE(up.size() == 6);
+  CHECK(up[2].leaf == "leaf1");
+  CHECK(up[2].spine == "spine0");
+  CHECK(up[3].leaf == "leaf2");
+  CHECK(up[3].spine == "spine1");
+  CHECK(up[5].leaf == "leaf3");
+  CHECK(up[5].spine == "spine1");
+  CHECK(sum_bandwidth(up) == doctest::Approx(10 * kPort_Bps));
+}
+
+TEST_CASE("fabric switch names collide with hand-written nodes only by mistake") {
+  // A top-level node named like a generated switch is a duplicate, reported at that node.
+  const std::string text =
+      "gpu_models: {G: {bf16: 1TFLOPS, fp16: 1TFLOPS, fp32: 1TFLOPS, memory: 1GB, "
+      "memory_bandwidth: 1TB/s}}\n"
+      "servers: {s: {nodes: [{name: gpu, kind: gpu, model: G}, {name: nic, kind: nic}],\n"
+      "              links: [{from: gpu, to: nic, type: pcie, generation: 5}]}}\n"
+      "cluster: [{server: s, count: 2}]\n"
+      "fabric: {kind: single_switch, link: {type: infiniband, rate: NDR}}\n"
+      "nodes: [{name: switch, kind: switch}]\n";
+  CHECK_THROWS_WITH_AS(load_cluster_from_string(text, "x.yaml"),
+                       doctest::Contains("x.yaml:6: key 'name': duplicate node name 'switch'"),
+                       cs::InputError);
+}

@@ -1,0 +1,302 @@
+// Loading good files: template expansion (names, counts, servers), rank order, the figures each
+// link type implies, top-level links, and every shipped topology.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "topology/loader.hpp"
+
+using namespace cs;
+using namespace cs::topo;
+
+namespace {
+
+Cluster load_fixture(const std::string& name) {
+  return load_cluster(std::string(CLUSTERSIM_TEST_DATA) + "/topologies/" + name);
+}
+
+const Node& node_named(const Cluster& c, const std::string& name) {
+  const int i = c.find_node(name);
+  REQUIRE_MESSAGE(i >= 0, "no node " << name);
+  return c.nodes[static_cast<std::size_t>(i)];
+}
+
+std::string link_name(const Cluster& c, const Link& l) {
+  return c.nodes[static_cast<std::size_t>(l.a)].name + " -- " +
+         c.nodes[static_cast<std::size_t>(l.b)].name;
+}
+
+}  // namespace
+
+TEST_CASE("two GPUs on PCIe: names, ranks, models, host memory") {
+  const Cluster c = load_fixture("two-gpu-pcie.yaml");
+  CHECK(c.name == "two-gpu-pcie");
+  REQUIRE(c.nodes.size() == 3);
+  CHECK(c.nodes[0].name == "host0/gpu0");
+  CHECK(c.nodes[0].local_name == "gpu0");
+  CHECK(c.nodes[1].name == "host0/gpu1");
+  CHECK(c.nodes[2].name == "host0/cpu");
+  CHECK(c.ranks == std::vector<int>{0, 1});
+  CHECK(c.nodes[1].rank == 1);
+  CHECK(c.nodes[2].rank == -1);
+  REQUIRE(c.servers.size() == 1);
+  CHECK(c.servers[0].name == "host0");
+  CHECK(c.servers[0].template_name == "box");
+  CHECK(c.servers[0].gpus == std::vector<int>{0, 1});
+  CHECK(c.servers[0].nics.empty());
+
+  REQUIRE(c.gpu_models.size() == 1);
+  CHECK(c.gpu_models[0].bf16_flops == doctest::Approx(100e12));
+  CHECK(c.gpu_models[0].fp32_flops == doctest::Approx(10e12));
+  CHECK(c.gpu_models[0].memory_bytes == doctest::Approx(16e9));
+  CHECK(c.gpu_models[0].memory_bandwidth_Bps == doctest::Approx(1e12));
+  CHECK(c.nodes[0].gpu_model == 0);
+
+  CHECK(c.nodes[2].kind == NodeKind::cpu);
+  CHECK(c.nodes[2].host_memory_bandwidth_Bps == doctest::Approx(100e9));
+  CHECK(c.nodes[2].pageable_copy_Bps == doctest::Approx(8e9));
+  CHECK(c.fabric.kind.empty());
+}
+
+TEST_CASE("PCIe line rate follows the spec: GT/s x lanes x 128/130 / 8") {
+  const Cluster c = load_fixture("two-gpu-pcie.yaml");
+  REQUIRE(c.links.size() == 2);
+  const Link& l = c.links[0];
+  CHECK(link_name(c, l) == "host0/gpu0 -- host0/cpu");
+  CHECK(l.kind == LinkKind::pcie);
+  CHECK(l.label == "PCIe Gen4 x16");
+  CHECK(l.generation == 4);
+  CHECK(l.lanes == 16);
+  // Gen4: 16 GT/s x 16 lanes x 128/130 / 8 bits = 31.508 GB/s per direction.
+  CHECK(l.bandwidth_Bps == doctest::Approx(16e9 * 16 * 128.0 / 130.0 / 8));
+  // Default efficiency: hardware.md's achieved Gen4 pinned copy, 25 of 31.508 GB/s.
+  CHECK(l.effective_bandwidth_Bps() == doctest::Approx(25e9).epsilon(0.001));
+  // Default PCIe hop: half of NCCL's 1.0 us PCIe hop = 500 ns.
+  CHECK(l.latency == 500 * kPsPerNs);
+  CHECK(l.loc.line == 11);
+}
+
+TEST_CASE("mesh joins every pair once, NVLink rate is links x 25 GB/s") {
+  const Cluster c = load_fixture("mesh-4gpu.yaml");
+  // 4 GPUs: 4 * 3 / 2 = 6 NVLink links, then 4 PCIe links.
+  REQUIRE(c.links.size() == 10);
+  const std::vector<std::pair<int, int>> pairs = {{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}};
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    CHECK(c.links[i].a == pairs[i].first);
+    CHECK(c.links[i].b == pairs[i].second);
+    CHECK(c.links[i].kind == LinkKind::nvlink);
+    CHECK(c.links[i].label == "NVLink3 x4");
+    CHECK(c.links[i].bandwidth_Bps == doctest::Approx(4 * 25e9));  // 4 links x 25 GB/s
+    CHECK(c.links[i].latency == 300 * kPsPerNs);  // half of NCCL's 0.6 us NVLink hop
+  }
+  // `width` defaults to 16: Gen4 x16.
+  CHECK(c.links[6].label == "PCIe Gen4 x16");
+}
+
+TEST_CASE("templates of different sizes: instance names, counts and rank order") {
+  const Cluster c = load_fixture("mixed-templates.yaml");
+  // pair: 2 GPUs + cpu + nic = 4 nodes, 3 links; trio: 3 GPUs + cpu + nic = 5 nodes, 4 links.
+  // Instances p0, p1 (pair), t0 (trio), q0 (pair) + top-level switch sw:
+  // nodes 4 + 4 + 5 + 4 + 1 = 18; links 3 + 3 + 4 + 3 + 4 NIC-switch = 17.
+  CHECK(c.nodes.size() == 18);
+  CHECK(c.links.size() == 17);
+  REQUIRE(c.servers.size() == 4);
+  CHECK(c.servers[0].name == "p0");
+  CHECK(c.servers[1].name == "p1");
+  CHECK(c.servers[2].name == "t0");
+  CHECK(c.servers[2].template_name == "trio");
+  CHECK(c.servers[3].name == "q0");
+
+  // Ranks: server by server in cluster-list order, then local GPU order.
+  const std::vector<std::string> expected = {"p0/gpu0",  "p0/gpu1",   "p1/gpu0",
+                                             "p1/gpu1",  "t0/accel0", "t0/accel1",
+                                             "t0/spare", "q0/gpu0",   "q0/gpu1"};
+  REQUIRE(c.ranks.size() == expected.size());
+  for (std::size_t r = 0; r < expected.size(); ++r) {
+    const Node& gpu = c.nodes[static_cast<std::size_t>(c.ranks[r])];
+    CHECK(gpu.name == expected[r]);
+    CHECK(gpu.rank == static_cast<int>(r));
+  }
+  CHECK(node_named(c, "t0/spare").server == 2);
+  CHECK(c.gpu_models[static_cast<std::size_t>(node_named(c, "t0/spare").gpu_model)].name ==
+        "Small");
+  CHECK(c.gpu_models[static_cast<std::size_t>(node_named(c, "q0/gpu1").gpu_model)].name == "Big");
+  CHECK(c.servers[2].gpus.size() == 3);
+  CHECK(c.servers[2].nics.size() == 1);
+  CHECK(node_named(c, "sw").server == -1);
+  // trio links are PCIe Gen3 x8: 8 GT/s x 8 x 128/130 / 8 = 7.877 GB/s.
+  const Node& accel = node_named(c, "t0/accel0");
+  for (const auto& l : c.links) {
+    if (c.nodes[static_cast<std::size_t>(l.a)].name == accel.name) {
+      CHECK(l.label == "PCIe Gen3 x8");
+      CHECK(l.bandwidth_Bps == doctest::Approx(8e9 * 8 * 128.0 / 130.0 / 8));
+    }
+  }
+  // HDR InfiniBand: 200 Gb/s = 25 GB/s.
+  CHECK(c.links.back().label == "InfiniBand HDR");
+  CHECK(c.links.back().bandwidth_Bps == doctest::Approx(25e9));
+}
+
+TEST_CASE("top-level links over global names, with explicit bandwidth and latency") {
+  const Cluster c = load_fixture("two-servers-handwired.yaml");
+  // "srv[0-1]/nic[0-1]" -> srv0/nic0, srv0/nic1, srv1/nic0, srv1/nic1, all to tor.
+  std::vector<std::string> to_tor;
+  for (const auto& l : c.links) {
+    if (c.nodes[static_cast<std::size_t>(l.b)].name != "tor") continue;
+    to_tor.push_back(c.nodes[static_cast<std::size_t>(l.a)].name);
+    CHECK(l.kind == LinkKind::ethernet);
+    CHECK(l.label == "Ethernet 100Gbps");
+    CHECK(l.bandwidth_Bps == doctest::Approx(12.5e9));  // 100 Gb/s / 8
+    CHECK(l.efficiency == 1.0);
+    CHECK(l.latency == 2 * kPsPerUs);
+  }
+  CHECK(to_tor == std::vector<std::string>{"srv0/nic0", "srv0/nic1", "srv1/nic0", "srv1/nic1"});
+  // NIC links: PCIe Gen4 x8 = 15.75 GB/s.
+  CHECK(c.links[2].label == "PCIe Gen4 x8");
+}
+
+TEST_CASE("overrides: bandwidth, efficiency, latency and label replace the derived figures") {
+  const char* text = R"(
+gpu_models: {G: {bf16: 1TFLOPS, fp16: 1TFLOPS, fp32: 1TFLOPS, memory: 1GB, memory_bandwidth: 1TB/s}}
+servers:
+  s:
+    nodes:
+      - {name: gpu, kind: gpu, model: G, count: 2}
+    links:
+      - {from: gpu0, to: gpu1, type: nvlink, generation: 4, count: 18, bandwidth: 400GB/s,
+         efficiency: 0.5, latency: 1.5us, label: custom}
+cluster: [{server: s}]
+)";
+  const Cluster c = load_cluster_from_string(text, "inline.yaml");
+  REQUIRE(c.links.size() == 1);
+  CHECK(c.links[0].bandwidth_Bps == doctest::Approx(400e9));
+  CHECK(c.links[0].effective_bandwidth_Bps() == doctest::Approx(200e9));
+  CHECK(c.links[0].latency == 1'500'000);
+  CHECK(c.links[0].label == "custom");
+  CHECK(c.links[0].lanes == 18);
+  // Without a `name:` the cluster is named after the file; the default instance prefix is "node".
+  CHECK(c.name == "inline.yaml");
+  CHECK(c.servers[0].name == "node0");
+  CHECK(c.nodes[0].name == "node0/gpu0");
+}
+
+TEST_CASE("loading is deterministic: the same text gives the same cluster") {
+  const std::string path = std::string(CLUSTERSIM_SOURCE_DIR) + "/topologies/dgx-h100-16node.yaml";
+  const Cluster a = load_cluster(path);
+  const Cluster b = load_cluster(path);
+  REQUIRE(a.nodes.size() == b.nodes.size());
+  REQUIRE(a.links.size() == b.links.size());
+  for (std::size_t i = 0; i < a.nodes.size(); ++i) CHECK(a.nodes[i].name == b.nodes[i].name);
+  for (std::size_t i = 0; i < a.links.size(); ++i) {
+    CHECK(a.links[i].a == b.links[i].a);
+    CHECK(a.links[i].b == b.links[i].b);
+    CHECK(a.links[i].bandwidth_Bps == b.links[i].bandwidth_Bps);
+  }
+}
+
+namespace {
+
+struct Shipped {
+  const char* file;
+  std::size_t gpus;
+  std::size_t nics;
+  std::size_t servers;
+  const char* fabric;
+  std::size_t leaves;
+  std::size_t spines;
+};
+
+// GPU and NIC counts from each file's hardware; leaf/spine counts derived in test_fabric.cpp's
+// rules: rail-optimized DGX H100 with 64-port leaves at 1:1 has 8 rails of one leaf each, and
+// leaf k's uplinks = its NIC count; 2 and 4 nodes -> 16 and 32 uplinks -> 1 spine of 64 ports,
+// 16 nodes -> 128 uplinks -> 2 spines. The fat tree: 1,024 NICs / 32 down ports = 32 leaves,
+// 32 x 32 uplinks / 64 ports = 16 spines.
+const std::vector<Shipped> kShipped = {
+    {"dgx-a100.yaml", 8, 8, 1, "", 0, 0},
+    {"dgx-h100.yaml", 8, 8, 1, "", 0, 0},
+    {"dgx-h200.yaml", 8, 8, 1, "", 0, 0},
+    {"h200-4gpu.yaml", 4, 0, 1, "", 0, 0},
+    {"aws-p4d.24xlarge.yaml", 8, 4, 1, "", 0, 0},
+    {"aws-p5.48xlarge.yaml", 8, 32, 1, "", 0, 0},
+    {"aws-g6e.48xlarge.yaml", 8, 4, 1, "", 0, 0},
+    {"workstation-4gpu-pcie.yaml", 4, 0, 1, "", 0, 0},
+    {"dgx-h100-2node.yaml", 16, 16, 2, "rail_optimized", 8, 1},
+    {"dgx-h100-4node.yaml", 32, 32, 4, "rail_optimized", 8, 1},
+    {"dgx-h100-16node.yaml", 128, 128, 16, "rail_optimized", 8, 2},
+    {"dgx-h100-128node-fattree.yaml", 1024, 1024, 128, "fat_tree", 32, 16},
+};
+
+}  // namespace
+
+TEST_CASE("every shipped topology loads with its GPU, NIC and switch counts") {
+  const std::string dir = std::string(CLUSTERSIM_SOURCE_DIR) + "/topologies/";
+  std::set<std::string> listed;
+  for (const auto& s : kShipped) {
+    CAPTURE(s.file);
+    listed.insert(s.file);
+    const Cluster c = load_cluster(dir + s.file);
+    std::size_t nics = 0;
+    for (const auto& server : c.servers) nics += server.nics.size();
+    CHECK(c.ranks.size() == s.gpus);
+    CHECK(nics == s.nics);
+    CHECK(c.servers.size() == s.servers);
+    CHECK(c.fabric.kind == s.fabric);
+    CHECK(c.fabric.leaves.size() == s.leaves);
+    CHECK(c.fabric.spines.size() == s.spines);
+    for (const auto& l : c.links) {
+      CHECK(l.bandwidth_Bps > 0);
+      CHECK(l.efficiency > 0);
+      CHECK(l.efficiency <= 1);
+    }
+  }
+  std::set<std::string> on_disk;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() == ".yaml") on_disk.insert(entry.path().filename().string());
+  }
+  CHECK(on_disk == listed);
+}
+
+TEST_CASE("DGX H100: every GPU has NVLink4 x18 = 450 GB/s to the NVSwitch and one NIC per GPU") {
+  const Cluster c = load_cluster(std::string(CLUSTERSIM_SOURCE_DIR) + "/topologies/dgx-h100.yaml");
+  const int nvswitch = c.find_node("node0/nvswitch");
+  REQUIRE(nvswitch >= 0);
+  int nvlinks = 0;
+  for (const auto& l : c.links) {
+    if (l.kind != LinkKind::nvlink) continue;
+    ++nvlinks;
+    CHECK(l.b == nvswitch);
+    CHECK(c.nodes[static_cast<std::size_t>(l.a)].kind == NodeKind::gpu);
+    CHECK(l.label == "NVLink4 x18");
+    CHECK(l.bandwidth_Bps == doctest::Approx(450e9));  // 18 x 25 GB/s
+  }
+  CHECK(nvlinks == 8);
+  // PCIe Gen5 x16: 32 GT/s x 16 x 128/130 / 8 = 63.015 GB/s.
+  CHECK(c.links[8].label == "PCIe Gen5 x16");
+  CHECK(c.links[8].bandwidth_Bps == doctest::Approx(63.015e9).epsilon(1e-4));
+}
+
+TEST_CASE("the 128-node fat tree: per-layer bandwidth is equal at 1:1") {
+  const Cluster c = load_cluster(std::string(CLUSTERSIM_SOURCE_DIR) +
+                                 "/topologies/dgx-h100-128node-fattree.yaml");
+  // NIC layer: 1,024 NDR ports x 50 GB/s = 51.2 TB/s. Leaf-spine layer: each of 32 leaves has 32
+  // uplinks spread over 16 spines, 2 per spine: 32 x 16 links of 2 x 50 = 100 GB/s = 51.2 TB/s.
+  double nic_layer = 0;
+  double spine_layer = 0;
+  int spine_links = 0;
+  for (const auto& l : c.links) {
+    const Node& a = c.nodes[static_cast<std::size_t>(l.a)];
+    const Node& b = c.nodes[static_cast<std::size_t>(l.b)];
+    if (a.kind == NodeKind::nic && b.kind == NodeKind::network_switch) nic_layer += l.bandwidth_Bps;
+    if (a.kind == NodeKind::network_switch && b.kind == NodeKind::network_switch) {
+      spine_layer += l.bandwidth_Bps;
+      ++spine_links;
+      CHECK(l.label == "InfiniBand NDR x2");
+    }
+  }
+  CHECK(nic_layer == doctest::Approx(51.2e12));
+  CHECK(spine_links == 32 * 16);
+  CHECK(spine_layer == doctest::Approx(51.2e12));
+}
