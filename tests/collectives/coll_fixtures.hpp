@@ -40,6 +40,7 @@ inline topo::Cluster nvswitch_cluster(int servers, const ServerSpec& spec) {
     if (kind == NodeKind::nic) c.servers[static_cast<std::size_t>(server)].nics.push_back(id);
     return id;
   };
+  // NVLink hops 100 ns, PCIe and network 250 ns, so GPU pairs route over the NVSwitch.
   auto link = [&](int a, int b, LinkKind kind, double bw, double eff, int lanes, int gen) {
     topo::Link l;
     l.a = a;
@@ -50,7 +51,7 @@ inline topo::Cluster nvswitch_cluster(int servers, const ServerSpec& spec) {
     l.efficiency = eff;
     l.lanes = lanes;
     l.generation = gen;
-    l.latency = 100 * kPsPerNs;
+    l.latency = (kind == LinkKind::nvlink ? 100 : 250) * kPsPerNs;
     c.links.push_back(l);
   };
   const int ib = servers > 1 ? node("ib", NodeKind::network_switch, -1) : -1;
