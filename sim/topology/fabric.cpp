@@ -103,11 +103,23 @@ void build_leaf_spine(const spec::FabricSpec& fabric,
                          " ports cannot take " + std::to_string(total_up) +
                          " leaf uplinks; valid: at least " + std::to_string(needed));
   }
-  if (spines > total_up) {
-    throw InputError(fabric.spines_loc, "spines",
-                     "the leaves have only " + std::to_string(total_up) + " uplinks, so at most " +
-                         std::to_string(total_up) + " spines can be connected; got " +
-                         std::to_string(spines));
+  // Round-robin reaches every spine from a leaf only if the leaf has at least as many uplinks
+  // as there are spines; otherwise the leaves split into groups that share no spine. That is
+  // the two-level limit: at most leaf_ports leaves, so leaf_ports x down NICs.
+  const long long widest = *std::max_element(uplinks.begin(), uplinks.end());
+  if (spines > widest) {
+    if (fabric.spines > 0) {
+      throw InputError(fabric.spines_loc, "spines",
+                       std::to_string(spines) + " spines, but a leaf has at most " +
+                           std::to_string(widest) +
+                           " uplinks, so leaves could not reach every spine; valid: at most " +
+                           std::to_string(widest));
+    }
+    throw InputError(fabric.leaf_ports_loc, "leaf_ports",
+                     std::to_string(info.leaves.size()) + " leaves of " + std::to_string(ports) +
+                         " ports are more than one spine layer can join (at most " +
+                         std::to_string(ports) +
+                         " leaves); raise leaf_ports (a third switch level is not generated)");
   }
   for (long long p = 0; p < spines; ++p) {
     info.spines.push_back(add_switch(builder, "spine" + std::to_string(p), fabric.loc));

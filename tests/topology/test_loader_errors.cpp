@@ -53,6 +53,7 @@ const std::vector<BadFile> kCorpus = {
     {"unknown_fabric_kind", 17, "kind", {"'fat-tree'", "did you mean 'fat_tree'?"}},
     {"fabric_too_few_spines", 19, "spines", {"cannot take 4 leaf uplinks", "at least 2"}},
     {"fabric_no_down_ports", 19, "oversubscription", {"0 down and 2 up ports"}},
+    {"fabric_exceeds_two_levels", 18, "leaf_ports", {"3 leaves", "at most 2 leaves"}},
     {"fabric_param_for_single_switch", 18, "leaf_ports", {"single_switch", "take: link"}},
     {"fabric_without_nics", 15, "kind", {"server 'node0'", "has no nic node"}},
     {"unknown_infiniband_rate", 18, "rate", {"'NDR400'", "valid: HDR, NDR, XDR"}},
