@@ -1,0 +1,124 @@
+// End-to-end: `clustersim coll` must print exactly its golden outputs (tests/golden/coll/,
+// refreshed by tests/golden/coll/refresh.sh, whose cases these are), and bad flags exit 2 with a
+// message.
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <sys/wait.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CommandResult {
+  int status = -1;
+  std::string output;
+};
+
+CommandResult run(const std::string& args) {
+  // NCCL_* variables of the caller's shell must not steer the golden runs.
+  const std::string command = "env -u NCCL_ALGO -u NCCL_PROTO -u NCCL_NVLS_ENABLE '" +
+                              std::string(CLUSTERSIM_BINARY) + "' coll " + args + " 2>&1";
+  CommandResult result;
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::array<char, 4096> buffer{};
+  std::size_t n = 0;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
+    result.output.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+const fs::path kTopologies = fs::path(CLUSTERSIM_SOURCE_DIR) / "topologies";
+const fs::path kGolden = fs::path(CLUSTERSIM_SOURCE_DIR) / "tests" / "golden" / "coll";
+
+std::string topo(const char* name) {
+  return "--topology '" + (kTopologies / name).string() + "' ";
+}
+
+}  // namespace
+
+TEST_CASE("clustersim coll matches its golden outputs") {
+  struct Case {
+    const char* golden;
+    std::string args;
+  };
+  const Case cases[] = {
+      {"dgx-h100-allreduce.txt", topo("dgx-h100.yaml") + "--op allreduce -b 8 -e 1G -f 2"},
+      {"dgx-h100-allgather.csv", topo("dgx-h100.yaml") + "--op allgather -b 1K -e 1G -f 4 --csv"},
+      {"dgx-h100-4gpu-ring-simple.json",
+       topo("dgx-h100.yaml") +
+           "--op allreduce --ranks 0,1,2,3 -b 1M -e 1G -f 8 --algo ring --proto simple --json"},
+      {"dgx-h100-2node-allreduce.txt",
+       topo("dgx-h100-2node.yaml") + "--op allreduce -b 8 -e 1G -f 2"},
+      {"dgx-h100-16node-allreduce.txt",
+       topo("dgx-h100-16node.yaml") + "--op allreduce -b 8 -e 1G -f 2"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.golden);
+    const CommandResult r = run(c.args);
+    REQUIRE(r.status == 0);
+    CHECK(r.output == read_file(kGolden / c.golden));
+  }
+}
+
+TEST_CASE("clustersim coll: the DGX H100 figures the issue names") {
+  const CommandResult r = run(topo("dgx-h100.yaml") + "--op allreduce -b 1G -e 1G --csv");
+  REQUIRE(r.status == 0);
+  // size,count,type,redop,root,time_us,algbw_GBps,busbw_GBps,algo,proto,channels
+  std::istringstream lines(r.output);
+  std::string header, row;
+  std::getline(lines, header);
+  std::getline(lines, row);
+  std::vector<std::string> cols;
+  std::istringstream cells(row);
+  for (std::string cell; std::getline(cells, cell, ',');) cols.push_back(cell);
+  REQUIRE(cols.size() == 11);
+  // Ring Simple on 12 channels x 30 GB/s = 360 GB/s; 1 GiB x 14/8 / 360 GB/s + 56 us latency
+  // = 5219.5 + 56 = 5275.6 us -> busbw 356.2 GB/s.
+  CHECK(cols[8] == "RING");
+  CHECK(cols[9] == "SIMPLE");
+  CHECK(std::stod(cols[7]) == doctest::Approx(356.18).epsilon(1e-4));
+}
+
+TEST_CASE("clustersim coll rejects bad input with exit status 2") {
+  const std::string dgx = topo("dgx-h100.yaml");
+  const struct {
+    std::string args;
+    const char* message;
+  } cases[] = {
+      {dgx + "--op allshuffle", "unknown collective 'allshuffle'"},
+      {dgx + "--ranks 0,9", "rank 9 does not exist"},
+      {dgx + "--ranks 3-1", "runs backwards"},
+      {dgx + "--algo ring,bogus", "unknown algorithm 'bogus'"},
+      {dgx + "--proto LL256", "unknown protocol 'LL256'"},
+      {dgx + "--dtype complex", "unknown type 'complex'"},
+      {dgx + "-b 1G -e 1K", "-e >= -b"},
+      {dgx + "-b 8 -e 1x", "maxbytes"},
+      {dgx + "--fidelity packet", "unknown fidelity 'packet'"},
+      {dgx + "--op allgather --algo tree", "no algorithm/protocol available"},
+      {dgx + "--op sendrecv --ranks 0,1,2", "exactly two ranks"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.args);
+    const CommandResult r = run(c.args);
+    CHECK(r.status == 2);
+    CHECK(r.output.find(c.message) != std::string::npos);
+  }
+}
