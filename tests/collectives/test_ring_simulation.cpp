@@ -173,3 +173,51 @@ TEST_CASE("bad communicators and calls are input errors") {
   Communicator single(graph, {2}, prm);
   CHECK(simulate_alone(single, ring_simple_allreduce(1e6), Fidelity::flow).time_us() == 0.0);
 }
+
+// Four servers, one GPU and one NIC (25 GB/s) each. Channel search as above: 2 channels x 24.
+// Tree all-reduce forced to Simple: busBw = 2 x 24 = 48 -> min(48 x 0.92, 2 x 36.0) = 44.16,
+// algbw 22.08, per-channel cap 11.04 GB/s. Channel 0 runs tree 0 (NCCL's btree over 4:
+// 0 <- 2 <- {1, 3}), channel 1 tree 1 (mirrored: 3 <- 1 <- {0, 2}). Each tree edge carries
+// S / 2 up and S / 2 down. Server 2 sends 3 edges of tree 0 (one up, two down) and 1 of tree 1:
+// 3 r0 + r1 <= 25; server 1 likewise r0 + 3 r1 <= 25 -> r0 = r1 = 6.25 GB/s (below the cap).
+// 1 GB: 0.5 GB / 6.25 GB/s = 80 ms. Latency, one rank per node (network hop = Tree's 14 us):
+// 8.4 + 2 x log2(4) x 14 = 64.4 us.
+TEST_CASE("tree all-reduce over four servers: double binary tree, NIC-bound") {
+  const topo::Cluster cluster = testing::nvswitch_cluster(4, testing::ServerSpec{1, 1.0, 0.5});
+  const topo::ClusterGraph graph(cluster);
+  Communicator comm(graph, first_ranks(4), nccl_priors(GpuArch::hopper));
+  CHECK(PathBuilder::dtree_parent(1, 4, 0) == 2);
+  CHECK(PathBuilder::dtree_parent(3, 4, 0) == 2);
+  CHECK(PathBuilder::dtree_parent(2, 4, 0) == 0);
+  CHECK(PathBuilder::dtree_parent(0, 4, 0) == -1);
+  CHECK(PathBuilder::dtree_parent(0, 4, 1) == 1);
+  CHECK(PathBuilder::dtree_parent(2, 4, 1) == 1);
+  CHECK(PathBuilder::dtree_parent(1, 4, 1) == 3);
+  CHECK(PathBuilder::dtree_parent(3, 4, 1) == -1);
+  CollectiveCall call = ring_simple_allreduce(1e9);
+  call.options.algo_mask = 1u << index_of(Algo::tree);
+  const CollectiveResult r = simulate_alone(comm, call, Fidelity::flow);
+  CHECK(r.choice.estimate.algo == Algo::tree);
+  CHECK(r.flows == 2);
+  CHECK(r.time_us() == doctest::Approx(64.4 + 80000.0).epsilon(1e-6));
+}
+
+// Same four servers, all-gather by PAT (one rank per node). busBw = 48 x 0.75 = 36 GB/s, no
+// algbw conversion; per-channel cap 36 / 2 x 3/4 = 13.5 GB/s. Step 1: every rank sends one block
+// (S / 4) to its neighbour; step 2: two blocks to the rank two away; per channel half of it.
+// Both channels cross each NIC uplink once: r = 25 / 2 = 12.5 GB/s. 1 GB: step 1 = 125 MB /
+// 12.5 GB/s = 10 ms, step 2 = 250 MB / 12.5 GB/s = 20 ms. Latency 8 + log2(4) x 14 / 3.5 +
+// 4 x 2.8 = 27.2 us, spread over the two steps.
+TEST_CASE("PAT all-gather at one rank per server runs its doubling steps in turn") {
+  const topo::Cluster cluster = testing::nvswitch_cluster(4, testing::ServerSpec{1, 1.0, 0.5});
+  const topo::ClusterGraph graph(cluster);
+  Communicator comm(graph, first_ranks(4), nccl_priors(GpuArch::hopper));
+  CollectiveCall call;
+  call.op = Op::all_gather;
+  call.bytes = 1e9;
+  call.options.algo_mask = 1u << index_of(Algo::pat);
+  const CollectiveResult r = simulate_alone(comm, call, Fidelity::flow);
+  CHECK(r.choice.estimate.algo == Algo::pat);
+  CHECK(r.flows == 4);  // 2 steps x 2 channels
+  CHECK(r.time_us() == doctest::Approx(27.2 + 30000.0).epsilon(1e-6));
+}
