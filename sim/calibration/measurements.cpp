@@ -170,10 +170,14 @@ void read_node(const json& node, Measurements& out) {
 
 const char* to_string(CopyDirection direction) {
   switch (direction) {
-    case CopyDirection::h2d: return "h2d";
-    case CopyDirection::d2h: return "d2h";
-    case CopyDirection::d2d: return "d2d";
-    case CopyDirection::peer: return "peer";
+    case CopyDirection::h2d:
+      return "h2d";
+    case CopyDirection::d2h:
+      return "d2h";
+    case CopyDirection::d2d:
+      return "d2d";
+    case CopyDirection::peer:
+      return "peer";
   }
   return "?";
 }

@@ -12,7 +12,7 @@ namespace cs::cal {
 
 // One NCCL collective timing (nccl-tests conventions: `bytes` is the full buffer S).
 struct NcclPoint {
-  std::string op;            // allreduce, allgather, reducescatter, broadcast, alltoall, sendrecv
+  std::string op;  // allreduce, allgather, reducescatter, broadcast, alltoall, sendrecv
   int n_ranks = 0;
   double bytes = 0;
   std::string forced_algo;   // "default" or NCCL_ALGO lower-cased: ring, tree
@@ -85,10 +85,12 @@ struct Measurements {
 
 // Reads every *.json file of `folder` (sorted by name, so the result is the same on every run).
 // A file that is not valid JSON, has another schema, or a record missing a key or holding a bad
-// value throws InputError "file:line: key 'k': what is wrong". Records of unknown kinds are skipped.
+// value throws InputError "file:line: key 'k': what is wrong". Records of unknown kinds are
+// skipped.
 Measurements read_measurements(const std::string& folder);
 
 // One file's records appended to `out` (exposed for tests).
-void read_measurement_text(const std::string& text, const std::string& file_name, Measurements& out);
+void read_measurement_text(const std::string& text, const std::string& file_name,
+                           Measurements& out);
 
 }  // namespace cs::cal

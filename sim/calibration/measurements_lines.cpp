@@ -11,9 +11,9 @@ std::vector<int> measurement_record_lines(std::string_view text) {
   int depth = 0;
   bool in_string = false;
   bool escaped = false;
-  std::string current;       // the string being read
-  std::string last_string;   // the last complete string at depth 1 (a key, when ':' follows)
-  std::string key;           // the key whose value comes next at depth 1
+  std::string current;      // the string being read
+  std::string last_string;  // the last complete string at depth 1 (a key, when ':' follows)
+  std::string key;          // the key whose value comes next at depth 1
   bool in_measurements = false;
   for (const char c : text) {
     if (c == '\n') ++line;

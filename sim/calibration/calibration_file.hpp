@@ -1,0 +1,47 @@
+// The calibration file: everything the fitter learned about one machine, in one JSON document
+// (schema "clustersim-fit-v1"), and how the simulator applies it on top of a topology: the NCCL
+// parameter struct replaces the priors, the copy fits set link efficiencies and latencies, the
+// host's pageable staging rate and the GPU's memory bandwidth.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "calibration/fit_compute.hpp"
+#include "calibration/fit_links.hpp"
+#include "calibration/fit_nccl.hpp"
+#include "calibration/fit_split.hpp"
+#include "topology/cluster.hpp"
+
+namespace cs::cal {
+
+inline constexpr const char* kCalibrationSchema = "clustersim-fit-v1";
+
+struct Calibration {
+  std::string machine;   // the data folder's name, e.g. "h200x4"
+  std::string gpu_name;  // from the measurement files
+  int gpu_count = 0;
+  long long nccl_version = 0;
+  std::string topology;  // the topology file the NCCL fit read (its name)
+  Split split;           // what was held out of the fit
+  NcclFit nccl;
+  std::vector<CopyFit> copies;
+  ComputeFit compute;
+};
+
+// JSON text of a calibration (stable key order, so the same fit writes the same bytes).
+std::string calibration_json(const Calibration& calibration);
+// Writes the file atomically.
+void save_calibration(const Calibration& calibration, const std::string& path);
+// Reads a calibration file; InputError "file: key 'k': ..." on anything missing or malformed.
+Calibration load_calibration(const std::string& path);
+Calibration parse_calibration(const std::string& text, const std::string& file_name);
+
+// The copy fits applied to a cluster: every NVLink link gets efficiency = peer bandwidth / its
+// line rate and latency = peer latency / the links of a peer route; PCIe links the same from the
+// pinned host copies (mean of both directions); each cpu node's pageable staging rate becomes
+// the pageable H2D bandwidth; each GPU model's memory bandwidth twice the device-copy bandwidth
+// (a device copy reads and writes every byte). Fits that are absent change nothing.
+void apply_links(const Calibration& calibration, topo::Cluster& cluster);
+
+}  // namespace cs::cal

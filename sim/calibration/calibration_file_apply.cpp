@@ -1,0 +1,57 @@
+// apply_links: the copy fits as link efficiencies and latencies, staging rate, memory bandwidth.
+#include <algorithm>
+
+#include "calibration/calibration_file.hpp"
+#include "network/copies.hpp"
+#include "topology/graph.hpp"
+
+namespace cs::cal {
+namespace {
+
+// Sets efficiency = bandwidth / line rate (at most 1) and latency = total / hops on every link
+// of `kind`.
+void set_kind(topo::Cluster& cluster, topo::LinkKind kind, double bandwidth_GBps, double latency_us,
+              int hops) {
+  for (topo::Link& l : cluster.links) {
+    if (l.kind != kind || !(l.bandwidth_Bps > 0)) continue;
+    l.efficiency = std::min(1.0, bandwidth_GBps * 1e9 / l.bandwidth_Bps);
+    l.latency = ps_from_seconds(latency_us * 1e-6 / std::max(hops, 1));
+  }
+}
+
+}  // namespace
+
+void apply_links(const Calibration& c, topo::Cluster& cluster) {
+  if (cluster.ranks.empty()) return;
+  // Hop counts of the measured routes, read before anything changes.
+  int peer_hops = 0;
+  int host_pcie_hops = 0;
+  {
+    const topo::ClusterGraph graph(cluster);
+    const int gpu0 = cluster.ranks.front();
+    if (cluster.ranks.size() > 1) peer_hops = graph.route(gpu0, cluster.ranks[1]).hops();
+    const topo::Route host = graph.route(net::host_cpu_of(graph, gpu0), gpu0);
+    for (topo::ChannelId ch : host.channels) {
+      if (graph.link_of(ch).kind == topo::LinkKind::pcie) ++host_pcie_hops;
+    }
+  }
+  if (const CopyFit* peer = find_copy_fit(c.copies, "peer"); peer && peer_hops > 0)
+    set_kind(cluster, topo::LinkKind::nvlink, peer->bandwidth_GBps, peer->latency_us, peer_hops);
+  const CopyFit* h2d = find_copy_fit(c.copies, "h2d_pinned");
+  const CopyFit* d2h = find_copy_fit(c.copies, "d2h_pinned");
+  if (h2d && d2h) {
+    set_kind(cluster, topo::LinkKind::pcie, 0.5 * (h2d->bandwidth_GBps + d2h->bandwidth_GBps),
+             0.5 * (h2d->latency_us + d2h->latency_us), host_pcie_hops);
+  }
+  if (const CopyFit* pageable = find_copy_fit(c.copies, "h2d_pageable")) {
+    for (topo::Node& n : cluster.nodes) {
+      if (n.kind == topo::NodeKind::cpu) n.pageable_copy_Bps = pageable->bandwidth_GBps * 1e9;
+    }
+  }
+  if (const CopyFit* d2d = find_copy_fit(c.copies, "d2d")) {
+    for (topo::GpuModel& m : cluster.gpu_models)
+      m.memory_bandwidth_Bps = 2.0 * d2d->bandwidth_GBps * 1e9;
+  }
+}
+
+}  // namespace cs::cal

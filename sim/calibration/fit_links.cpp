@@ -1,0 +1,88 @@
+// Copy fits: group, drop held-out sizes, relative least squares on t = latency + bytes / bw.
+#include "calibration/fit_links.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "calibration/fit_least_squares.hpp"
+
+namespace cs::cal {
+namespace {
+
+const char* const kPaths[] = {"h2d_pinned", "d2h_pinned", "h2d_pageable", "d2h_pageable",
+                              "peer",       "peer_bidir", "d2d"};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+std::string copy_path(const CopyPoint& c) {
+  switch (c.direction) {
+    case CopyDirection::h2d:
+      return "h2d_" + c.memory;
+    case CopyDirection::d2h:
+      return "d2h_" + c.memory;
+    case CopyDirection::d2d:
+      return "d2d";
+    case CopyDirection::peer:
+      return c.bidirectional ? "peer_bidir" : "peer";
+  }
+  return "?";
+}
+
+int copy_gap(const Measurements& data, const std::string& path) {
+  std::vector<double> sizes;
+  for (const CopyPoint& c : data.copies) {
+    if (copy_path(c) == path) sizes.push_back(c.bytes);
+  }
+  return ladder_gap(sizes);
+}
+
+std::vector<CopyFit> fit_copies(const Measurements& data, const Split& split) {
+  std::vector<CopyFit> out;
+  for (const char* path : kPaths) {
+    const int gap = copy_gap(data, path);
+    std::vector<double> bytes;
+    std::vector<double> times;
+    std::map<double, std::vector<double>> by_size;
+    for (const CopyPoint& c : data.copies) {
+      if (copy_path(c) != path || split.size_held_out(c.bytes, gap)) continue;
+      bytes.push_back(c.bytes);
+      times.push_back(c.time_us);
+      by_size[c.bytes].push_back(c.time_us);
+    }
+    if (by_size.size() < 2) continue;  // alpha-beta needs two sizes
+    const LinearFit f = fit_alpha_beta(bytes, times);
+    CopyFit fit;
+    fit.path = path;
+    fit.latency_us = f.coef[0];
+    fit.bandwidth_GBps = f.coef[1] > 0 ? 1.0 / f.coef[1] / 1e3 : 0.0;  // bytes/us -> GB/s
+    fit.points = f.points;
+    fit.rms_rel_error = f.rms_rel_error;
+    fit.max_rel_error = f.max_rel_error;
+    std::vector<double> spreads;
+    for (const auto& [size, ts] : by_size) {
+      const double m = median(ts);
+      double worst = 0;
+      for (double t : ts) worst = std::max(worst, std::fabs(t - m) / m);
+      spreads.push_back(worst);
+    }
+    fit.spread_rel = median(spreads);
+    out.push_back(fit);
+  }
+  return out;
+}
+
+const CopyFit* find_copy_fit(const std::vector<CopyFit>& fits, const std::string& path) {
+  for (const CopyFit& f : fits) {
+    if (f.path == path) return &f;
+  }
+  return nullptr;
+}
+
+}  // namespace cs::cal
