@@ -26,8 +26,12 @@ constexpr size_t kMiB = 1024 * kKiB;
 
 // Copies per timed region: many for small sizes (so the region is well past event resolution),
 // few for large ones (so the sweep fits a short lease).
-int copies_per_region(size_t bytes) { return bytes <= kMiB ? 50 : bytes <= 64 * kMiB ? 10 : 2; }
-int repetitions_for(size_t bytes) { return bytes <= 64 * kMiB ? 5 : 3; }
+int copies_per_region(size_t bytes) {
+  return bytes <= kMiB ? 50 : bytes <= 64 * kMiB ? 10 : 2;
+}
+int repetitions_for(size_t bytes) {
+  return bytes <= 64 * kMiB ? 5 : 3;
+}
 
 // Host memory of either kind, freed with the matching call.
 class HostBuffer {
@@ -37,7 +41,8 @@ class HostBuffer {
       CUDA_CHECK(cudaMallocHost(&data_, bytes));
     } else {
       data_ = std::malloc(bytes);
-      if (data_ == nullptr) throw cs_cal::DeviceError("malloc of " + std::to_string(bytes) + " bytes failed");
+      if (data_ == nullptr)
+        throw cs_cal::DeviceError("malloc of " + std::to_string(bytes) + " bytes failed");
     }
     std::memset(data_, 0x5a, bytes);  // fault every page in before timing
   }
@@ -77,7 +82,8 @@ struct Node {
   std::vector<std::vector<bool>> peer_ok;
 };
 
-Record copy_record(const char* direction, const char* memory, int src, int dst, bool both, size_t bytes, int copies) {
+Record copy_record(const char* direction, const char* memory, int src, int dst, bool both,
+                   size_t bytes, int copies) {
   Record r;
   r.set("kind", "copy").set("direction", direction).set("memory", memory);
   r.set("src", src).set("dst", dst).set("bidirectional", both);
@@ -103,7 +109,8 @@ double time_on(GpuSide& g, int copies, const std::function<void()>& copy) {
   return g.events.seconds() / copies;
 }
 
-void add_host_copies(cs_cal::Harness& harness, const std::shared_ptr<Node>& node, const std::vector<size_t>& sizes) {
+void add_host_copies(cs_cal::Harness& harness, const std::shared_ptr<Node>& node,
+                     const std::vector<size_t>& sizes) {
   for (const bool pinned : {true, false}) {
     for (const bool to_device : {true, false}) {
       for (size_t g = 0; g < node->gpus.size(); ++g) {
@@ -113,17 +120,21 @@ void add_host_copies(cs_cal::Harness& harness, const std::shared_ptr<Node>& node
           const int copies = copies_per_region(bytes);
           const int gpu = static_cast<int>(g);
           Point p;
-          p.name = std::string("copy/") + direction + "/" + memory + "/gpu" + std::to_string(g) + "/" + std::to_string(bytes);
-          p.record = copy_record(direction, memory, to_device ? -1 : gpu, to_device ? gpu : -1, false, bytes, copies);
+          p.name = std::string("copy/") + direction + "/" + memory + "/gpu" + std::to_string(g) +
+                   "/" + std::to_string(bytes);
+          p.record = copy_record(direction, memory, to_device ? -1 : gpu, to_device ? gpu : -1,
+                                 false, bytes, copies);
           p.repetitions = repetitions_for(bytes);
           p.bytes_per_op = static_cast<double>(bytes);
           auto copy = [node, gpu, pinned, to_device, bytes] {
             GpuSide& side = *node->gpus[gpu];
             void* host = (pinned ? node->pinned : node->pageable)->data();
             if (to_device) {
-              CUDA_CHECK(cudaMemcpyAsync(side.dst.as<void>(), host, bytes, cudaMemcpyHostToDevice, side.stream));
+              CUDA_CHECK(cudaMemcpyAsync(side.dst.as<void>(), host, bytes, cudaMemcpyHostToDevice,
+                                         side.stream));
             } else {
-              CUDA_CHECK(cudaMemcpyAsync(host, side.src.as<void>(), bytes, cudaMemcpyDeviceToHost, side.stream));
+              CUDA_CHECK(cudaMemcpyAsync(host, side.src.as<void>(), bytes, cudaMemcpyDeviceToHost,
+                                         side.stream));
             }
           };
           p.warmup = copy;
@@ -136,7 +147,8 @@ void add_host_copies(cs_cal::Harness& harness, const std::shared_ptr<Node>& node
   }
 }
 
-void add_device_copies(cs_cal::Harness& harness, const std::shared_ptr<Node>& node, const std::vector<size_t>& sizes) {
+void add_device_copies(cs_cal::Harness& harness, const std::shared_ptr<Node>& node,
+                       const std::vector<size_t>& sizes) {
   for (size_t g = 0; g < node->gpus.size(); ++g) {
     for (const size_t bytes : sizes) {
       const int gpu = static_cast<int>(g);
@@ -148,7 +160,8 @@ void add_device_copies(cs_cal::Harness& harness, const std::shared_ptr<Node>& no
       p.bytes_per_op = static_cast<double>(bytes);
       auto copy = [node, gpu, bytes] {
         GpuSide& side = *node->gpus[gpu];
-        CUDA_CHECK(cudaMemcpyAsync(side.dst.as<void>(), side.src.as<void>(), bytes, cudaMemcpyDeviceToDevice, side.stream));
+        CUDA_CHECK(cudaMemcpyAsync(side.dst.as<void>(), side.src.as<void>(), bytes,
+                                   cudaMemcpyDeviceToDevice, side.stream));
       };
       p.warmup = copy;
       p.measure = [node, gpu, copies, copy] { return time_on(*node->gpus[gpu], copies, copy); };
@@ -179,7 +192,8 @@ double time_both_ways(Node& node, int a, int b, size_t bytes, int copies) {
   return ga.events.seconds() / copies;
 }
 
-void add_peer_copies(cs_cal::Harness& harness, const std::shared_ptr<Node>& node, const std::vector<size_t>& sizes) {
+void add_peer_copies(cs_cal::Harness& harness, const std::shared_ptr<Node>& node,
+                     const std::vector<size_t>& sizes) {
   const int n = static_cast<int>(node->gpus.size());
   for (int a = 0; a < n; ++a) {
     for (int b = 0; b < n; ++b) {
@@ -189,7 +203,8 @@ void add_peer_copies(cs_cal::Harness& harness, const std::shared_ptr<Node>& node
         for (const size_t bytes : sizes) {
           const int copies = copies_per_region(bytes);
           Point p;
-          p.name = std::string("copy/peer/") + (both ? "bidir/" : "oneway/") + std::to_string(a) + "-" + std::to_string(b) + "/" + std::to_string(bytes);
+          p.name = std::string("copy/peer/") + (both ? "bidir/" : "oneway/") + std::to_string(a) +
+                   "-" + std::to_string(b) + "/" + std::to_string(bytes);
           p.record = copy_record("peer", "device", a, b, both, bytes, copies);
           p.record.set("peer_access", static_cast<bool>(node->peer_ok[a][b]));
           p.repetitions = repetitions_for(bytes);
@@ -197,10 +212,14 @@ void add_peer_copies(cs_cal::Harness& harness, const std::shared_ptr<Node>& node
           p.bytes_per_op = moved;
           if (both) {
             p.warmup = [node, a, b, bytes] { time_both_ways(*node, a, b, bytes, 1); };
-            p.measure = [node, a, b, bytes, copies] { return time_both_ways(*node, a, b, bytes, copies); };
+            p.measure = [node, a, b, bytes, copies] {
+              return time_both_ways(*node, a, b, bytes, copies);
+            };
           } else {
             auto copy = [node, a, b, bytes] {
-              CUDA_CHECK(cudaMemcpyPeerAsync(node->gpus[b]->dst.as<void>(), b, node->gpus[a]->src.as<void>(), a, bytes, node->gpus[a]->stream));
+              CUDA_CHECK(cudaMemcpyPeerAsync(node->gpus[b]->dst.as<void>(), b,
+                                             node->gpus[a]->src.as<void>(), a, bytes,
+                                             node->gpus[a]->stream));
             };
             p.warmup = copy;
             p.measure = [node, a, copies, copy] { return time_on(*node->gpus[a], copies, copy); };
@@ -216,7 +235,8 @@ void add_peer_copies(cs_cal::Harness& harness, const std::shared_ptr<Node>& node
 void setup(const cs_cal::Options& options, cs_cal::Harness& harness) {
   const int count = cs_cal::require_gpus(1);
   const auto max_bytes = static_cast<size_t>(options.integer("max-bytes"));
-  const auto sizes = cs_cal::geometric_sizes(static_cast<size_t>(options.integer("min-bytes")), max_bytes, 4);
+  const auto sizes =
+      cs_cal::geometric_sizes(static_cast<size_t>(options.integer("min-bytes")), max_bytes, 4);
   if (sizes.empty()) throw cs_cal::DeviceError("empty size sweep: --min-bytes exceeds --max-bytes");
   auto node = std::make_shared<Node>();
   for (int g = 0; g < count; ++g) node->gpus.push_back(std::make_unique<GpuSide>(g, sizes.back()));
@@ -243,8 +263,7 @@ void setup(const cs_cal::Options& options, cs_cal::Harness& harness) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return cs_cal::calibration_main(argc, argv, "cs_cal_copy",
-                                  {{"min-bytes", std::to_string(4 * kKiB)},
-                                   {"max-bytes", std::to_string(1024 * kMiB)}},
-                                  setup);
+  return cs_cal::calibration_main(
+      argc, argv, "cs_cal_copy",
+      {{"min-bytes", std::to_string(4 * kKiB)}, {"max-bytes", std::to_string(1024 * kMiB)}}, setup);
 }

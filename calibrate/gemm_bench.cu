@@ -1,5 +1,6 @@
 // Compute and memory ceilings of one GPU: cuBLAS GEMM throughput (bf16, fp16, tf32) over the shapes
-// transformer training runs, and device-memory bandwidth of a large copy kernel (read + write bytes).
+// transformer training runs, and device-memory bandwidth of a large copy kernel (read + write
+// bytes).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -47,7 +48,7 @@ std::vector<Shape> training_shapes() {
 
 struct Dtype {
   const char* name;
-  cudaDataType_t data;   // A, B and C
+  cudaDataType_t data;  // A, B and C
   cublasComputeType_t compute;
   size_t element_bytes;
 };
@@ -59,7 +60,8 @@ constexpr Dtype kDtypes[] = {
 };
 
 struct Gpu {
-  Gpu(size_t max_elements) : a(0, max_elements * 4), b(0, max_elements * 4), c(0, max_elements * 4), events(0) {
+  Gpu(size_t max_elements)
+      : a(0, max_elements * 4), b(0, max_elements * 4), c(0, max_elements * 4), events(0) {
     CUDA_CHECK(cudaSetDevice(0));
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     CUBLAS_CHECK(cublasCreate(&handle));
@@ -75,9 +77,12 @@ struct Gpu {
 // Random (never zero) operands of the given type in the first `count` elements of each buffer.
 void fill_operands(Gpu& gpu, const Dtype& dtype, size_t count, std::uint32_t seed) {
   for (DeviceBuffer* buffer : {&gpu.a, &gpu.b, &gpu.c}) {
-    if (dtype.data == CUDA_R_16BF) cs_cal::fill_random(buffer->as<__nv_bfloat16>(), count, seed++, gpu.stream);
-    else if (dtype.data == CUDA_R_16F) cs_cal::fill_random(buffer->as<__half>(), count, seed++, gpu.stream);
-    else cs_cal::fill_random(buffer->as<float>(), count, seed++, gpu.stream);
+    if (dtype.data == CUDA_R_16BF)
+      cs_cal::fill_random(buffer->as<__nv_bfloat16>(), count, seed++, gpu.stream);
+    else if (dtype.data == CUDA_R_16F)
+      cs_cal::fill_random(buffer->as<__half>(), count, seed++, gpu.stream);
+    else
+      cs_cal::fill_random(buffer->as<float>(), count, seed++, gpu.stream);
   }
   CUDA_CHECK(cudaStreamSynchronize(gpu.stream));
 }
@@ -87,17 +92,21 @@ void gemm(Gpu& gpu, const Dtype& dtype, const Shape& s) {
   const float beta = 0.0f;
   CUBLAS_CHECK(cublasGemmEx(gpu.handle, CUBLAS_OP_N, CUBLAS_OP_N, s.m, s.n, s.k, &alpha,
                             gpu.a.as<void>(), dtype.data, s.m, gpu.b.as<void>(), dtype.data, s.k,
-                            &beta, gpu.c.as<void>(), dtype.data, s.m, dtype.compute, CUBLAS_GEMM_DEFAULT));
+                            &beta, gpu.c.as<void>(), dtype.data, s.m, dtype.compute,
+                            CUBLAS_GEMM_DEFAULT));
 }
 
-void add_gemms(cs_cal::Harness& harness, const std::shared_ptr<Gpu>& gpu, const std::vector<Shape>& shapes) {
+void add_gemms(cs_cal::Harness& harness, const std::shared_ptr<Gpu>& gpu,
+               const std::vector<Shape>& shapes) {
   for (const Dtype& dtype : kDtypes) {
     for (const Shape& shape : shapes) {
       const double flops = 2.0 * shape.m * shape.n * shape.k;
       const int products = flops > 1e12 ? 3 : flops > 1e11 ? 10 : 30;
-      const size_t largest = std::max({size_t(shape.m) * shape.k, size_t(shape.k) * shape.n, size_t(shape.m) * shape.n});
+      const size_t largest = std::max(
+          {size_t(shape.m) * shape.k, size_t(shape.k) * shape.n, size_t(shape.m) * shape.n});
       Point p;
-      p.name = std::string("gemm/") + dtype.name + "/" + std::to_string(shape.m) + "x" + std::to_string(shape.n) + "x" + std::to_string(shape.k);
+      p.name = std::string("gemm/") + dtype.name + "/" + std::to_string(shape.m) + "x" +
+               std::to_string(shape.n) + "x" + std::to_string(shape.k);
       p.record.set("kind", "gemm").set("dtype", dtype.name).set("shape", shape.label);
       p.record.set("m", shape.m).set("n", shape.n).set("k", shape.k).set("iterations", products);
       p.repetitions = 5;
@@ -125,7 +134,9 @@ void add_gemms(cs_cal::Harness& harness, const std::shared_ptr<Gpu>& gpu, const 
 // Grid-stride copy with 16-byte loads and stores: each byte is read once and written once.
 __global__ void copy_kernel(const int4* __restrict__ src, int4* __restrict__ dst, size_t count) {
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < count; i += stride) dst[i] = src[i];
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < count;
+       i += stride)
+    dst[i] = src[i];
 }
 
 void add_membw(cs_cal::Harness& harness, const std::shared_ptr<Gpu>& gpu, size_t max_bytes) {
@@ -141,7 +152,8 @@ void add_membw(cs_cal::Harness& harness, const std::shared_ptr<Gpu>& gpu, size_t
     p.bytes_per_op = 2.0 * bytes;
     auto run = [gpu, bytes, sm_count] {
       // 4 blocks of 512 threads per SM fill the 2048 resident threads an SM holds on Hopper.
-      copy_kernel<<<sm_count * 4, 512, 0, gpu->stream>>>(gpu->a.as<int4>(), gpu->b.as<int4>(), bytes / sizeof(int4));
+      copy_kernel<<<sm_count * 4, 512, 0, gpu->stream>>>(gpu->a.as<int4>(), gpu->b.as<int4>(),
+                                                         bytes / sizeof(int4));
       CUDA_CHECK_LAUNCH();
     };
     p.warmup = [gpu, bytes, run] {
@@ -168,7 +180,8 @@ void setup(const cs_cal::Options& options, cs_cal::Harness& harness) {
   const auto shapes = training_shapes();
   size_t max_elements = 0;
   for (const Shape& s : shapes) {
-    max_elements = std::max({max_elements, size_t(s.m) * s.k, size_t(s.k) * s.n, size_t(s.m) * s.n});
+    max_elements =
+        std::max({max_elements, size_t(s.m) * s.k, size_t(s.k) * s.n, size_t(s.m) * s.n});
   }
   const auto membw_max = static_cast<size_t>(options.integer("membw-max-bytes"));
   max_elements = std::max(max_elements, membw_max / 4);

@@ -60,48 +60,60 @@ void setup(const cs_cal::Options& options, cs_cal::Harness& harness) {
 
   // Device timeline: n launches queued back to back; the spacing between kernels is the launch
   // overhead a stream of small kernels pays.
-  harness.add(launch_point("kernel_launch", n, [gpu, n] {
-    CUDA_CHECK(cudaStreamSynchronize(gpu->stream));
-    CUDA_CHECK(cudaEventRecord(gpu->events.start(), gpu->stream));
-    for (int i = 0; i < n; ++i) launch(*gpu);
-    CUDA_CHECK(cudaEventRecord(gpu->events.stop(), gpu->stream));
-    return gpu->events.seconds() / n;
-  }, gpu));
+  harness.add(launch_point(
+      "kernel_launch", n,
+      [gpu, n] {
+        CUDA_CHECK(cudaStreamSynchronize(gpu->stream));
+        CUDA_CHECK(cudaEventRecord(gpu->events.start(), gpu->stream));
+        for (int i = 0; i < n; ++i) launch(*gpu);
+        CUDA_CHECK(cudaEventRecord(gpu->events.stop(), gpu->stream));
+        return gpu->events.seconds() / n;
+      },
+      gpu));
 
   // Host side: the CPU time of the launch call itself (the queue is drained first).
-  harness.add(launch_point("launch_call", n, [gpu, n] {
-    CUDA_CHECK(cudaStreamSynchronize(gpu->stream));
-    const auto t0 = Clock::now();
-    for (int i = 0; i < n; ++i) launch(*gpu);
-    const double seconds = host_seconds(t0) / n;
-    CUDA_CHECK(cudaStreamSynchronize(gpu->stream));
-    return seconds;
-  }, gpu));
+  harness.add(launch_point(
+      "launch_call", n,
+      [gpu, n] {
+        CUDA_CHECK(cudaStreamSynchronize(gpu->stream));
+        const auto t0 = Clock::now();
+        for (int i = 0; i < n; ++i) launch(*gpu);
+        const double seconds = host_seconds(t0) / n;
+        CUDA_CHECK(cudaStreamSynchronize(gpu->stream));
+        return seconds;
+      },
+      gpu));
 
   // One empty kernel from the launch call until the host sees it complete.
   const int single = 200;
-  harness.add(launch_point("launch_latency", single, [gpu, single] {
-    double total = 0;
-    for (int i = 0; i < single; ++i) {
-      const auto t0 = Clock::now();
-      launch(*gpu);
-      CUDA_CHECK(cudaStreamSynchronize(gpu->stream));
-      total += host_seconds(t0);
-    }
-    return total / single;
-  }, gpu));
+  harness.add(launch_point(
+      "launch_latency", single,
+      [gpu, single] {
+        double total = 0;
+        for (int i = 0; i < single; ++i) {
+          const auto t0 = Clock::now();
+          launch(*gpu);
+          CUDA_CHECK(cudaStreamSynchronize(gpu->stream));
+          total += host_seconds(t0);
+        }
+        return total / single;
+      },
+      gpu));
 
   // Recording an event on an idle stream and waiting for it on the host.
-  harness.add(launch_point("event_sync", single, [gpu, single] {
-    double total = 0;
-    for (int i = 0; i < single; ++i) {
-      const auto t0 = Clock::now();
-      CUDA_CHECK(cudaEventRecord(gpu->marker, gpu->stream));
-      CUDA_CHECK(cudaEventSynchronize(gpu->marker));
-      total += host_seconds(t0);
-    }
-    return total / single;
-  }, gpu));
+  harness.add(launch_point(
+      "event_sync", single,
+      [gpu, single] {
+        double total = 0;
+        for (int i = 0; i < single; ++i) {
+          const auto t0 = Clock::now();
+          CUDA_CHECK(cudaEventRecord(gpu->marker, gpu->stream));
+          CUDA_CHECK(cudaEventSynchronize(gpu->marker));
+          total += host_seconds(t0);
+        }
+        return total / single;
+      },
+      gpu));
 }
 
 }  // namespace

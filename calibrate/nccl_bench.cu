@@ -19,8 +19,8 @@
 #include "common/events.hpp"
 #include "common/fill.hpp"
 #include "common/harness.hpp"
-#include "common/node_info.hpp"
 #include "common/nccl_log.hpp"
+#include "common/node_info.hpp"
 
 namespace {
 
@@ -33,7 +33,8 @@ constexpr size_t kFloat = sizeof(float);
 
 // One communicator clique over GPUs 0..n-1 with a stream, buffers and a join event per rank.
 struct Clique {
-  Clique(int ranks, size_t max_bytes) : n(ranks), comms(ranks), streams(ranks), joined(ranks), events(0) {
+  Clique(int ranks, size_t max_bytes)
+      : n(ranks), comms(ranks), streams(ranks), joined(ranks), events(0) {
     std::vector<int> devices(n);
     for (int r = 0; r < n; ++r) devices[r] = r;
     NCCL_CHECK(ncclCommInitAll(comms.data(), n, devices.data()));
@@ -97,7 +98,8 @@ void enqueue(Clique& c, const OpSpec& op, size_t count) {
     } else if (name == "allgather") {
       NCCL_CHECK(ncclAllGather(send, recv, count, ncclFloat, c.comms[r], c.streams[r]));
     } else if (name == "reducescatter") {
-      NCCL_CHECK(ncclReduceScatter(send, recv, count, ncclFloat, ncclSum, c.comms[r], c.streams[r]));
+      NCCL_CHECK(
+          ncclReduceScatter(send, recv, count, ncclFloat, ncclSum, c.comms[r], c.streams[r]));
     } else if (name == "broadcast") {
       NCCL_CHECK(ncclBroadcast(send, recv, count, ncclFloat, 0, c.comms[r], c.streams[r]));
     } else if (name == "alltoall") {
@@ -134,7 +136,8 @@ double time_calls(Clique& c, const OpSpec& op, size_t count, int calls) {
   return c.events.seconds() / calls;
 }
 
-// All-reduce of the constant r+1 on rank r must give n(n+1)/2 everywhere: NCCL works before we time it.
+// All-reduce of the constant r+1 on rank r must give n(n+1)/2 everywhere: NCCL works before we time
+// it.
 void check_allreduce(Clique& c) {
   const size_t count = std::min<size_t>(1 << 20, c.send[0]->bytes() / kFloat);
   for (int r = 0; r < c.n; ++r) {
@@ -148,11 +151,12 @@ void check_allreduce(Clique& c) {
     CUDA_CHECK(cudaSetDevice(r));
     CUDA_CHECK(cudaStreamSynchronize(c.streams[r]));
     CUDA_CHECK(cudaMemcpy(&got[0], c.recv[r]->as<float>(), kFloat, cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaMemcpy(&got[1], c.recv[r]->as<float>() + count - 1, kFloat, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(
+        cudaMemcpy(&got[1], c.recv[r]->as<float>() + count - 1, kFloat, cudaMemcpyDeviceToHost));
     if (got[0] != expected || got[1] != expected) {
       throw cs_cal::DeviceError("all-reduce check failed on rank " + std::to_string(r) + ": got " +
-                                std::to_string(got[0]) + ", " + std::to_string(got[1]) + ", expected " +
-                                std::to_string(expected));
+                                std::to_string(got[0]) + ", " + std::to_string(got[1]) +
+                                ", expected " + std::to_string(expected));
     }
     cs_cal::fill_random(c.send[r]->as<float>(), count, 1000u + r, c.streams[r]);
     CUDA_CHECK(cudaStreamSynchronize(c.streams[r]));
@@ -193,11 +197,15 @@ void add_points(cs_cal::Harness& harness, const std::shared_ptr<Clique>& clique,
     const size_t bytes = count * kFloat * (op.per_rank_chunks ? n : 1);
     const int calls = calls_per_region(bytes);
     Point p;
-    p.name = std::string("nccl/") + op.name + "/n" + std::to_string(n) + "/" + std::to_string(bytes);
+    p.name =
+        std::string("nccl/") + op.name + "/n" + std::to_string(n) + "/" + std::to_string(bytes);
     p.record.set("kind", "nccl").set("op", op.name).set("nranks", n);
-    p.record.set("bytes", static_cast<std::int64_t>(bytes)).set("count", static_cast<std::int64_t>(bytes / kFloat));
+    p.record.set("bytes", static_cast<std::int64_t>(bytes))
+        .set("count", static_cast<std::int64_t>(bytes / kFloat));
     p.record.set("call_count", static_cast<std::int64_t>(count)).set("dtype", "float32");
-    p.record.set("forced_algo", forced_algo).set("forced_proto", forced_proto).set("iterations", calls);
+    p.record.set("forced_algo", forced_algo)
+        .set("forced_proto", forced_proto)
+        .set("iterations", calls);
     p.repetitions = bytes <= 32 * kMiB ? 5 : 3;
     p.bytes_per_op = static_cast<double>(bytes);
     const OpSpec* spec = &op;
@@ -218,7 +226,8 @@ void attach_tuning(const std::shared_ptr<Clique>& clique, const std::string& log
   if (log_path.empty()) return;
   std::ifstream in(log_path);
   if (!in) {
-    std::cerr << "cs_cal_nccl: warning: cannot read NCCL log " << log_path << "; no algo/proto recorded\n";
+    std::cerr << "cs_cal_nccl: warning: cannot read NCCL log " << log_path
+              << "; no algo/proto recorded\n";
     return;
   }
   const cs_cal::TuningLog log(in);
@@ -232,9 +241,12 @@ void attach_tuning(const std::shared_ptr<Clique>& clique, const std::string& log
     }
     for (const OpSpec& spec : kOps) {
       if (op != spec.name || *spec.nccl_function == '\0') continue;
-      const auto choice = log.choice(spec.nccl_function, call_count * static_cast<std::int64_t>(kFloat));
+      const auto choice =
+          log.choice(spec.nccl_function, call_count * static_cast<std::int64_t>(kFloat));
       if (!choice) continue;
-      record.set("algo", choice->algo).set("proto", choice->proto).set("channels", choice->channels);
+      record.set("algo", choice->algo)
+          .set("proto", choice->proto)
+          .set("channels", choice->channels);
       record.set("tuning_agree", choice->calls).set("tuning_calls", choice->total_calls);
     }
   }
@@ -242,7 +254,8 @@ void attach_tuning(const std::shared_ptr<Clique>& clique, const std::string& log
 
 void setup(const cs_cal::Options& options, cs_cal::Harness& harness) {
   const int visible = cs_cal::require_gpus(2);
-  const int n = options.integer("nranks") > 0 ? static_cast<int>(options.integer("nranks")) : visible;
+  const int n =
+      options.integer("nranks") > 0 ? static_cast<int>(options.integer("nranks")) : visible;
   cs_cal::require_gpus(n);
   const auto sizes = cs_cal::geometric_sizes(static_cast<size_t>(options.integer("min-bytes")),
                                              static_cast<size_t>(options.integer("max-bytes")), 2);
@@ -256,9 +269,13 @@ void setup(const cs_cal::Options& options, cs_cal::Harness& harness) {
       known = true;
       add_points(harness, clique, op, sizes);
     }
-    if (!known) throw cs_cal::DeviceError("--ops: unknown op '" + name + "' (allreduce, allgather, reducescatter, broadcast, alltoall, sendrecv)");
+    if (!known)
+      throw cs_cal::DeviceError(
+          "--ops: unknown op '" + name +
+          "' (allreduce, allgather, reducescatter, broadcast, alltoall, sendrecv)");
   }
-  std::string log_path = options.text("nccl-log").empty() ? env_or("NCCL_DEBUG_FILE", "") : options.text("nccl-log");
+  std::string log_path =
+      options.text("nccl-log").empty() ? env_or("NCCL_DEBUG_FILE", "") : options.text("nccl-log");
   if (log_path.find('%') != std::string::npos) log_path.clear();  // NCCL expands %h/%p; we cannot
   harness.set_postprocess([clique, log_path, &harness](std::vector<Record>& records) {
     attach_tuning(clique, log_path, harness, records);

@@ -19,24 +19,24 @@ class DeviceError : public std::runtime_error {
 
 }  // namespace cs_cal
 
-#define CUDA_CHECK(call)                                                                  \
-  do {                                                                                    \
-    cudaError_t cs_err_ = (call);                                                         \
-    if (cs_err_ != cudaSuccess)                                                           \
+#define CUDA_CHECK(call)                                                                    \
+  do {                                                                                      \
+    cudaError_t cs_err_ = (call);                                                           \
+    if (cs_err_ != cudaSuccess)                                                             \
       ::cs_cal::throw_device_error(#call, cudaGetErrorString(cs_err_), __FILE__, __LINE__); \
   } while (0)
 
-#define NCCL_CHECK(call)                                                                  \
-  do {                                                                                    \
-    ncclResult_t cs_res_ = (call);                                                        \
-    if (cs_res_ != ncclSuccess)                                                           \
+#define NCCL_CHECK(call)                                                                    \
+  do {                                                                                      \
+    ncclResult_t cs_res_ = (call);                                                          \
+    if (cs_res_ != ncclSuccess)                                                             \
       ::cs_cal::throw_device_error(#call, ncclGetErrorString(cs_res_), __FILE__, __LINE__); \
   } while (0)
 
-#define CUBLAS_CHECK(call)                                                                   \
-  do {                                                                                       \
-    cublasStatus_t cs_st_ = (call);                                                          \
-    if (cs_st_ != CUBLAS_STATUS_SUCCESS)                                                     \
+#define CUBLAS_CHECK(call)                                                                    \
+  do {                                                                                        \
+    cublasStatus_t cs_st_ = (call);                                                           \
+    if (cs_st_ != CUBLAS_STATUS_SUCCESS)                                                      \
       ::cs_cal::throw_device_error(#call, cublasGetStatusString(cs_st_), __FILE__, __LINE__); \
   } while (0)
 

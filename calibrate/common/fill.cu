@@ -8,7 +8,8 @@ namespace {
 
 __device__ float hash_to_unit(size_t index, std::uint32_t seed) {
   // A 32-bit integer mix (lowbias32 by C. Wellons); quality is ample for benchmark data.
-  std::uint32_t x = static_cast<std::uint32_t>(index) ^ (static_cast<std::uint32_t>(index >> 32) * 0x9e3779b9u) ^ seed;
+  std::uint32_t x = static_cast<std::uint32_t>(index) ^
+                    (static_cast<std::uint32_t>(index >> 32) * 0x9e3779b9u) ^ seed;
   x ^= x >> 16;
   x *= 0x7feb352du;
   x ^= x >> 15;
@@ -20,14 +21,16 @@ __device__ float hash_to_unit(size_t index, std::uint32_t seed) {
 template <typename T>
 __global__ void fill_kernel(T* data, size_t count, std::uint32_t seed) {
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < count; i += stride) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < count;
+       i += stride) {
     data[i] = static_cast<T>(hash_to_unit(i, seed));
   }
 }
 
 __global__ void constant_kernel(float* data, size_t count, float value) {
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < count; i += stride) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < count;
+       i += stride) {
     data[i] = value;
   }
 }

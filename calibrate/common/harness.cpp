@@ -1,5 +1,5 @@
-// Harness: registers each Point with Google Benchmark (manual time, fixed repetitions), collects the
-// median repetition through a reporter, and writes the calibration JSON file atomically.
+// Harness: registers each Point with Google Benchmark (manual time, fixed repetitions), collects
+// the median repetition through a reporter, and writes the calibration JSON file atomically.
 #include "harness.hpp"
 
 #include <benchmark/benchmark.h>
@@ -58,7 +58,9 @@ void Options::parse(int& argc, char** argv) {
   argc = kept;
 }
 
-const std::string& Options::text(const std::string& key) const { return values_.at(key); }
+const std::string& Options::text(const std::string& key) const {
+  return values_.at(key);
+}
 
 long long Options::integer(const std::string& key) const {
   const std::string& value = text(key);
@@ -75,15 +77,18 @@ size_t Harness::run_and_write(const std::string& out_path) {
   for (const Point& point : points_) {
     auto warmed = std::make_shared<bool>(false);
     const Point* p = &point;
-    benchmark::RegisterBenchmark(point.name.c_str(), [p, warmed](benchmark::State& state) {
-      if (!*warmed && p->warmup) p->warmup();
-      *warmed = true;
-      for (auto _ : state) {
-        const double seconds = p->measure();
-        state.SetIterationTime(seconds);
-        if (p->bytes_per_op > 0) state.counters["bytes_per_second"] = p->bytes_per_op / seconds;
-      }
-    })
+    benchmark::RegisterBenchmark(point.name.c_str(),
+                                 [p, warmed](benchmark::State& state) {
+                                   if (!*warmed && p->warmup) p->warmup();
+                                   *warmed = true;
+                                   for (auto _ : state) {
+                                     const double seconds = p->measure();
+                                     state.SetIterationTime(seconds);
+                                     if (p->bytes_per_op > 0)
+                                       state.counters["bytes_per_second"] =
+                                           p->bytes_per_op / seconds;
+                                   }
+                                 })
         ->UseManualTime()
         ->Iterations(1)
         ->Repetitions(point.repetitions < 2 ? 2 : point.repetitions)
@@ -105,9 +110,9 @@ size_t Harness::run_and_write(const std::string& out_path) {
   }
   if (postprocess_) postprocess_(records);
 
-  std::string text = "{\"schema\":\"clustersim-calibration-v1\",\n\"program\":" +
-                     json_string(program_) + ",\n\"node\":" + node_json() +
-                     ",\n\"env\":" + env_json();
+  std::string text =
+      "{\"schema\":\"clustersim-calibration-v1\",\n\"program\":" + json_string(program_) +
+      ",\n\"node\":" + node_json() + ",\n\"env\":" + env_json();
   for (const auto& [key, json] : notes_) text += ",\n" + json_string(key) + ":" + json;
   text += ",\n\"measurements\":[";
   for (size_t i = 0; i < records.size(); ++i) text += (i ? ",\n" : "\n") + to_json(records[i]);

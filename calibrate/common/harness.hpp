@@ -14,11 +14,11 @@ namespace cs_cal {
 
 // One measured point.
 struct Point {
-  std::string name;               // unique benchmark name, e.g. "nccl/allreduce/n4/1048576"
-  Record record;                  // the fields known before measuring (kind, op, bytes, ...)
-  int repetitions = 5;            // timed regions; the median one is reported (>= 2)
-  double bytes_per_op = 0;        // for the console's bytes_per_second counter (0: none)
-  std::function<void()> warmup;   // run once before the first repetition (may be empty)
+  std::string name;                 // unique benchmark name, e.g. "nccl/allreduce/n4/1048576"
+  Record record;                    // the fields known before measuring (kind, op, bytes, ...)
+  int repetitions = 5;              // timed regions; the median one is reported (>= 2)
+  double bytes_per_op = 0;          // for the console's bytes_per_second counter (0: none)
+  std::function<void()> warmup;     // run once before the first repetition (may be empty)
   std::function<double()> measure;  // one timed region; returns seconds per operation
   std::function<void(Record&, double seconds_per_op)> finish;  // adds GBps, tflops, ...
 };
@@ -43,10 +43,16 @@ class Harness {
   // Runs every point (Google Benchmark filters apply) and writes {schema, program, node, env,
   // measurements} to `out_path` atomically. Returns the number of records written.
   size_t run_and_write(const std::string& out_path);
-  // Extra top-level JSON members (key -> JSON text), e.g. NCCL's chosen algorithms, set after running.
-  void set_note(const std::string& key, std::string json_text) { notes_[key] = std::move(json_text); }
-  // Lets a program amend records after the run (e.g. attach what NCCL's log says); called before writing.
-  void set_postprocess(std::function<void(std::vector<Record>&)> fn) { postprocess_ = std::move(fn); }
+  // Extra top-level JSON members (key -> JSON text), e.g. NCCL's chosen algorithms, set after
+  // running.
+  void set_note(const std::string& key, std::string json_text) {
+    notes_[key] = std::move(json_text);
+  }
+  // Lets a program amend records after the run (e.g. attach what NCCL's log says); called before
+  // writing.
+  void set_postprocess(std::function<void(std::vector<Record>&)> fn) {
+    postprocess_ = std::move(fn);
+  }
 
  private:
   std::string program_;
@@ -56,8 +62,8 @@ class Harness {
 };
 
 // The whole main() of a calibration program: parses options (adds --out, default
-// "<program>.json"), lets `setup` register points, runs them, writes the file; turns errors into one
-// line on stderr and exit code 1 (2 for bad options).
+// "<program>.json"), lets `setup` register points, runs them, writes the file; turns errors into
+// one line on stderr and exit code 1 (2 for bad options).
 int calibration_main(int argc, char** argv, const std::string& program,
                      std::map<std::string, std::string> option_defaults,
                      const std::function<void(const Options&, Harness&)>& setup);

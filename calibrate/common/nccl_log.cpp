@@ -1,4 +1,5 @@
-// TuningLog: a tolerant scanner of NCCL's "<Func>: <n> Bytes -> Algo <a> proto <p> channel{Lo..Hi}={lo..hi}" lines.
+// TuningLog: a tolerant scanner of NCCL's "<Func>: <n> Bytes -> Algo <a> proto <p>
+// channel{Lo..Hi}={lo..hi}" lines.
 #include "nccl_log.hpp"
 
 #include <regex>
@@ -23,7 +24,8 @@ TuningLog::TuningLog(std::istream& in) {
   }
 }
 
-std::optional<TuningChoice> TuningLog::choice(const std::string& function, std::int64_t bytes) const {
+std::optional<TuningChoice> TuningLog::choice(const std::string& function,
+                                              std::int64_t bytes) const {
   const auto found = tally_.find({function, bytes});
   if (found == tally_.end()) return std::nullopt;
   TuningChoice best;

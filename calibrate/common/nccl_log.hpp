@@ -1,7 +1,8 @@
 // Reads NCCL's TUNING debug lines (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING) to learn which
 // algorithm, protocol and channel count NCCL chose for each collective call. NCCL 2.2x prints, from
 // rank 0 of each communicator, one line per call:
-//   host:pid:tid [0] NCCL INFO AllReduce: 4194304 Bytes -> Algo RING proto LL128 channel{Lo..Hi}={0..23}
+//   host:pid:tid [0] NCCL INFO AllReduce: 4194304 Bytes -> Algo RING proto LL128
+//   channel{Lo..Hi}={0..23}
 // where Bytes is the count passed to the call times the type size.
 #pragma once
 
@@ -15,10 +16,10 @@
 namespace cs_cal {
 
 struct TuningChoice {
-  std::string algo;   // as NCCL prints it: RING, TREE, NVLS, PAT, ...
-  std::string proto;  // LL, LL128, SIMPLE
-  int channels = 0;   // Hi - Lo + 1
-  int calls = 0;      // lines that agreed on this choice
+  std::string algo;     // as NCCL prints it: RING, TREE, NVLS, PAT, ...
+  std::string proto;    // LL, LL128, SIMPLE
+  int channels = 0;     // Hi - Lo + 1
+  int calls = 0;        // lines that agreed on this choice
   int total_calls = 0;  // lines for this (function, bytes)
 };
 
@@ -26,7 +27,8 @@ class TuningLog {
  public:
   // Tallies every TUNING line of `in`; other lines are ignored.
   explicit TuningLog(std::istream& in);
-  // The choice NCCL made most often for `function` ("AllReduce", ...) at `bytes` (ties: first seen).
+  // The choice NCCL made most often for `function` ("AllReduce", ...) at `bytes` (ties: first
+  // seen).
   std::optional<TuningChoice> choice(const std::string& function, std::int64_t bytes) const;
   size_t lines() const { return lines_; }
 

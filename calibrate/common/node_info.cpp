@@ -20,7 +20,8 @@ std::string capture_command(const std::string& command) {
   if (pipe == nullptr) return out;
   std::array<char, 4096> buffer{};
   size_t got = 0;
-  while ((got = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) out.append(buffer.data(), got);
+  while ((got = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
+    out.append(buffer.data(), got);
   pclose(pipe);
   return out;
 }
@@ -110,9 +111,9 @@ std::string node_json() {
 
 std::string env_json() {
   static constexpr std::array<const char*, 12> kNames = {
-      "NCCL_ALGO",          "NCCL_PROTO",         "NCCL_NVLS_ENABLE",    "NCCL_DEBUG",
-      "NCCL_DEBUG_SUBSYS",  "NCCL_NCHANNELS",     "NCCL_MIN_NCHANNELS",  "NCCL_MAX_NCHANNELS",
-      "NCCL_P2P_DISABLE",   "NCCL_SHM_DISABLE",   "CUDA_VISIBLE_DEVICES", "NCCL_BUFFSIZE"};
+      "NCCL_ALGO",         "NCCL_PROTO",       "NCCL_NVLS_ENABLE",     "NCCL_DEBUG",
+      "NCCL_DEBUG_SUBSYS", "NCCL_NCHANNELS",   "NCCL_MIN_NCHANNELS",   "NCCL_MAX_NCHANNELS",
+      "NCCL_P2P_DISABLE",  "NCCL_SHM_DISABLE", "CUDA_VISIBLE_DEVICES", "NCCL_BUFFSIZE"};
   std::string out = "{";
   for (size_t i = 0; i < kNames.size(); ++i) {
     const char* value = std::getenv(kNames[i]);

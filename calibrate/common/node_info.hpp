@@ -10,7 +10,8 @@ namespace cs_cal {
 // (its text is empty where nvidia-smi is missing).
 std::string node_json();
 
-// JSON object text for "env": the NCCL / CUDA variables that change what is measured (null if unset).
+// JSON object text for "env": the NCCL / CUDA variables that change what is measured (null if
+// unset).
 std::string env_json();
 
 // Output of a shell command ("" if it cannot run); used for nvidia-smi only.

@@ -6,7 +6,7 @@
 
 namespace cs_cal {
 
-Record& Record::set(std::string key, Scalar value) {
+Record& Record::put(std::string key, Scalar value) {
   for (auto& field : fields_) {
     if (field.first == key) {
       field.second = std::move(value);
@@ -21,11 +21,21 @@ std::string json_string(std::string_view text) {
   std::string out = "\"";
   for (const char c : text) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           char buffer[8];

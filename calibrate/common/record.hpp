@@ -1,10 +1,12 @@
-// One flat measurement record (string keys, scalar values) and its JSON text. The calibration programs
-// run on GPU machines that have no JSON library, so this small writer is their only serializer.
+// One flat measurement record (string keys, scalar values) and its JSON text. The calibration
+// programs run on GPU machines that have no JSON library, so this small writer is their only
+// serializer.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -16,14 +18,24 @@ using Scalar = std::variant<std::int64_t, double, std::string, bool>;
 // Fields keep insertion order, so the same run writes the same text.
 class Record {
  public:
-  Record& set(std::string key, Scalar value);
-  Record& set(std::string key, int value) { return set(std::move(key), std::int64_t{value}); }
-  Record& set(std::string key, const char* value) {
-    return set(std::move(key), std::string(value));
+  // Integers are stored as int64, floating point as double, text as string: every call resolves
+  // to exactly one kind (no silent double -> int narrowing through overloads).
+  template <typename T>
+  Record& set(std::string key, T value) {
+    if constexpr (std::is_same_v<T, bool>) {
+      return put(std::move(key), Scalar{value});
+    } else if constexpr (std::is_integral_v<T>) {
+      return put(std::move(key), Scalar{static_cast<std::int64_t>(value)});
+    } else if constexpr (std::is_floating_point_v<T>) {
+      return put(std::move(key), Scalar{static_cast<double>(value)});
+    } else {
+      return put(std::move(key), Scalar{std::string(value)});
+    }
   }
   const std::vector<std::pair<std::string, Scalar>>& fields() const { return fields_; }
 
  private:
+  Record& put(std::string key, Scalar value);
   std::vector<std::pair<std::string, Scalar>> fields_;
 };
 
