@@ -103,6 +103,7 @@ void FlowNetwork::apply_update() {
     }
     flow.last_update = now;
     flow.rate_Bps = rate;
+    ++rate_changes_;
     drains_.set(index, now + transfer_time_ps(flow.remaining_bytes, rate));
   }
   arm_wakeup();

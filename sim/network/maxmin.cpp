@@ -9,10 +9,26 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "core/error.hpp"
 
 namespace cs::net {
+
+// Replaces the heap's top by `value` and sifts it down: a stale entry re-keyed in one pass.
+void MaxMinSharing::replace_top(std::vector<Level>& heap, Level value) {
+  const std::size_t size = heap.size();
+  std::size_t slot = 0;
+  while (true) {
+    std::size_t child = 2 * slot + 1;
+    if (child >= size) break;
+    if (child + 1 < size && Higher{}(heap[child], heap[child + 1])) ++child;
+    if (!Higher{}(value, heap[child])) break;
+    heap[slot] = heap[child];
+    slot = child;
+  }
+  heap[slot] = value;
+}
 std::vector<ChannelUse> count_channel_uses(std::span<const topo::ChannelId> channels) {
   std::vector<topo::ChannelId> sorted(channels.begin(), channels.end());
   std::sort(sorted.begin(), sorted.end());
@@ -39,6 +55,7 @@ double solo_rate_Bps(std::span<const double> capacity_Bps, std::span<const Chann
 
 MaxMinSharing::MaxMinSharing(std::vector<double> capacity_Bps) {
   channels_.resize(capacity_Bps.size());
+  members_.resize(capacity_Bps.size());
   for (std::size_t c = 0; c < capacity_Bps.size(); ++c) {
     CS_ASSERT(capacity_Bps[c] >= 0, "channel " + std::to_string(c) + " has negative capacity");
     channels_[c].capacity_Bps = capacity_Bps[c];
@@ -56,21 +73,25 @@ MaxMinSharing::FlowIndex MaxMinSharing::add(std::span<const topo::ChannelId> cha
     index = free_flows_.back();
     free_flows_.pop_back();
   }
+  const std::vector<ChannelUse> counted = count_channel_uses(channels);
   FlowState& flow = flows_[static_cast<std::size_t>(index)];
-  flow.uses = count_channel_uses(channels);
-  flow.member_index.resize(flow.uses.size());
   flow.max_rate_Bps = max_rate_Bps;
   flow.rate_Bps = 0;
   flow.active = true;
-  for (std::size_t u = 0; u < flow.uses.size(); ++u) {
-    const topo::ChannelId c = flow.uses[u].channel;
-    CS_ASSERT(c >= 0 && c < channel_count(), "channel id " + std::to_string(c) + " out of range");
-    auto& members = channels_[static_cast<std::size_t>(c)].members;
-    flow.member_index[u] = static_cast<std::int32_t>(members.size());
-    members.push_back(Member{index, flow.uses[u].multiplicity, static_cast<std::int32_t>(u)});
-    mark_dirty(c);
+  flow.first_use = static_cast<std::uint32_t>(use_pool_.size());
+  flow.use_count = static_cast<std::uint32_t>(counted.size());
+  for (std::size_t u = 0; u < counted.size(); ++u) {
+    const ChannelUse use = counted[u];
+    CS_ASSERT(use.channel >= 0 && use.channel < channel_count(),
+              "channel id " + std::to_string(use.channel) + " out of range");
+    auto& members = members_[static_cast<std::size_t>(use.channel)];
+    use_pool_.push_back(use);
+    member_index_pool_.push_back(static_cast<std::int32_t>(members.size()));
+    members.push_back(Member{index, use.multiplicity, static_cast<std::int32_t>(u)});
+    channels_[static_cast<std::size_t>(use.channel)].total_weight += use.multiplicity;
+    mark_dirty(use.channel);
   }
-  if (flow.uses.empty()) added_without_channels_.push_back(index);
+  if (counted.empty()) added_without_channels_.push_back(index);
   ++active_flows_;
   return index;
 }
@@ -78,25 +99,46 @@ MaxMinSharing::FlowIndex MaxMinSharing::add(std::span<const topo::ChannelId> cha
 void MaxMinSharing::remove(FlowIndex index) {
   FlowState& flow = flows_[static_cast<std::size_t>(index)];
   CS_ASSERT(flow.active, "flow " + std::to_string(index) + " removed twice");
-  for (std::size_t u = 0; u < flow.uses.size(); ++u) {
-    const topo::ChannelId c = flow.uses[u].channel;
-    auto& members = channels_[static_cast<std::size_t>(c)].members;
-    const auto position = static_cast<std::size_t>(flow.member_index[u]);
+  for (std::uint32_t u = 0; u < flow.use_count; ++u) {
+    const ChannelUse use = use_pool_[flow.first_use + u];
+    auto& members = members_[static_cast<std::size_t>(use.channel)];
+    const auto position = static_cast<std::size_t>(member_index_pool_[flow.first_use + u]);
     members[position] = members.back();
     members.pop_back();
     if (position < members.size()) {  // the moved member tells its flow where it now lives
       const Member& moved = members[position];
-      flows_[static_cast<std::size_t>(moved.flow)]
-          .member_index[static_cast<std::size_t>(moved.use_index)] =
+      const FlowState& owner = flows_[static_cast<std::size_t>(moved.flow)];
+      member_index_pool_[owner.first_use + static_cast<std::uint32_t>(moved.use_index)] =
           static_cast<std::int32_t>(position);
     }
-    mark_dirty(c);
+    channels_[static_cast<std::size_t>(use.channel)].total_weight -= use.multiplicity;
+    mark_dirty(use.channel);
   }
+  dead_uses_ += flow.use_count;
+  flow.use_count = 0;
   flow.active = false;
-  flow.uses.clear();
-  flow.member_index.clear();
   free_flows_.push_back(index);
   --active_flows_;
+  if (dead_uses_ > 4096 && dead_uses_ > use_pool_.size() / 2) compact_pools();
+}
+
+// Drops the pool entries of removed flows, keeping live flows' entries in flow index order.
+void MaxMinSharing::compact_pools() {
+  std::vector<ChannelUse> uses;
+  std::vector<std::int32_t> member_index;
+  uses.reserve(use_pool_.size() - dead_uses_);
+  member_index.reserve(use_pool_.size() - dead_uses_);
+  for (FlowState& flow : flows_) {
+    const std::uint32_t first = static_cast<std::uint32_t>(uses.size());
+    for (std::uint32_t u = 0; u < flow.use_count; ++u) {
+      uses.push_back(use_pool_[flow.first_use + u]);
+      member_index.push_back(member_index_pool_[flow.first_use + u]);
+    }
+    flow.first_use = first;
+  }
+  use_pool_ = std::move(uses);
+  member_index_pool_ = std::move(member_index);
+  dead_uses_ = 0;
 }
 
 void MaxMinSharing::mark_dirty(topo::ChannelId channel) {
@@ -105,18 +147,6 @@ void MaxMinSharing::mark_dirty(topo::ChannelId channel) {
     state.dirty = true;
     dirty_channels_.push_back(channel);
   }
-}
-
-std::span<const ChannelUse> MaxMinSharing::uses(FlowIndex flow) const {
-  return flows_[static_cast<std::size_t>(flow)].uses;
-}
-
-double MaxMinSharing::load_Bps(topo::ChannelId channel) const {
-  double load = 0;
-  for (const Member& member : channels_[static_cast<std::size_t>(channel)].members) {
-    load += member.multiplicity * flows_[static_cast<std::size_t>(member.flow)].rate_Bps;
-  }
-  return load;
 }
 
 std::span<const MaxMinSharing::FlowIndex> MaxMinSharing::update() {
@@ -132,62 +162,72 @@ std::span<const MaxMinSharing::FlowIndex> MaxMinSharing::update() {
   return component_flows_;
 }
 
-// Breadth-first search flows <-> channels from every dirty channel.
+// Breadth-first search flows <-> channels from every dirty channel. Each channel and flow
+// reached gets its solve scratch and its heap entry (fair share, or cap) on the way.
 void MaxMinSharing::collect_component() {
   ++visit_;
   component_flows_.clear();
   component_channels_.clear();
-  for (topo::ChannelId c : dirty_channels_) {
+  heap_.clear();
+  const auto channel_keys = static_cast<std::int64_t>(channels_.size());
+  const auto reach = [&](topo::ChannelId c) {
     ChannelState& state = channels_[static_cast<std::size_t>(c)];
-    state.dirty = false;
-    if (state.visit != visit_) {
-      state.visit = visit_;
-      component_channels_.push_back(c);
+    state.visit = visit_;
+    state.remaining_Bps = state.capacity_Bps;
+    state.unfrozen_weight = state.total_weight;
+    state.load_Bps = 0;
+    // A channel with one flow on it is that flow's private cap (see below), not a heap entry.
+    if (members_[static_cast<std::size_t>(c)].size() > 1) {
+      heap_.push_back(Level{state.capacity_Bps / static_cast<double>(state.total_weight), c});
     }
+    component_channels_.push_back(c);
+  };
+  for (topo::ChannelId c : dirty_channels_) {
+    channels_[static_cast<std::size_t>(c)].dirty = false;
+    if (channels_[static_cast<std::size_t>(c)].visit != visit_) reach(c);
   }
   dirty_channels_.clear();
   for (std::size_t next = 0; next < component_channels_.size(); ++next) {
-    const ChannelState& state = channels_[static_cast<std::size_t>(component_channels_[next])];
-    for (const Member& member : state.members) {
+    for (const Member& member : members_[static_cast<std::size_t>(component_channels_[next])]) {
       FlowState& flow = flows_[static_cast<std::size_t>(member.flow)];
       if (flow.visit == visit_) continue;
       flow.visit = visit_;
+      flow.frozen = false;
       component_flows_.push_back(member.flow);
-      for (const ChannelUse& use : flow.uses) {
-        ChannelState& reached = channels_[static_cast<std::size_t>(use.channel)];
-        if (reached.visit != visit_) {
-          reached.visit = visit_;
-          component_channels_.push_back(use.channel);
+      // The flow's cap: its max rate and the share of every channel it has to itself. On sparse
+      // fabrics most channels carry one flow, so this keeps the heap to the shared channels.
+      double cap = flow.max_rate_Bps;
+      const ChannelUse* use = use_pool_.data() + flow.first_use;
+      for (const ChannelUse* end = use + flow.use_count; use != end; ++use) {
+        const auto c = static_cast<std::size_t>(use->channel);
+        if (members_[c].size() == 1) {
+          cap = std::min(cap, channels_[c].capacity_Bps / static_cast<double>(use->multiplicity));
         }
+        if (channels_[c].visit != visit_) reach(use->channel);
       }
+      if (std::isfinite(cap)) heap_.push_back(Level{cap, channel_keys + member.flow});
     }
   }
 }
 
 void MaxMinSharing::solve_component() {
-  heap_.clear();
   const auto channel_keys = static_cast<std::int64_t>(channels_.size());
-  for (topo::ChannelId c : component_channels_) {
-    ChannelState& state = channels_[static_cast<std::size_t>(c)];
-    state.remaining_Bps = state.capacity_Bps;
-    state.unfrozen_weight = 0;
-    for (const Member& member : state.members) state.unfrozen_weight += member.multiplicity;
-    if (state.unfrozen_weight > 0) {
-      heap_.push_back(Level{state.capacity_Bps / static_cast<double>(state.unfrozen_weight), c});
-    }
-  }
-  for (FlowIndex index : component_flows_) {
-    FlowState& flow = flows_[static_cast<std::size_t>(index)];
-    flow.frozen = false;
-    if (std::isfinite(flow.max_rate_Bps)) {
-      heap_.push_back(Level{flow.max_rate_Bps, channel_keys + index});
-    }
-  }
-  std::make_heap(heap_.begin(), heap_.end(), higher);
+  std::make_heap(heap_.begin(), heap_.end(), Higher{});
   std::size_t frozen = 0;
   while (!heap_.empty() && frozen < component_flows_.size()) {
-    std::pop_heap(heap_.begin(), heap_.end(), higher);
-    const Level level = heap_.back();
+    const Level level = heap_.front();
+    if (level.key < channel_keys) {
+      const ChannelState& state = channels_[static_cast<std::size_t>(level.key)];
+      const double share =
+          state.unfrozen_weight == 0
+              ? level.rate_Bps
+              : std::max(0.0, state.remaining_Bps) / static_cast<double>(state.unfrozen_weight);
+      if (share != level.rate_Bps) {  // stale: the share rose since this entry was pushed
+        replace_top(heap_, Level{share, level.key});
+        continue;
+      }
+    }
+    std::pop_heap(heap_.begin(), heap_.end(), Higher{});
     heap_.pop_back();
     if (level.key >= channel_keys) {
       const auto index = static_cast<FlowIndex>(level.key - channel_keys);
@@ -199,16 +239,9 @@ void MaxMinSharing::solve_component() {
     }
     ChannelState& state = channels_[static_cast<std::size_t>(level.key)];
     if (state.unfrozen_weight == 0) continue;  // every flow on it froze elsewhere
-    const double share =
-        std::max(0.0, state.remaining_Bps) / static_cast<double>(state.unfrozen_weight);
-    if (share != level.rate_Bps) {  // stale: the share rose since this entry was pushed
-      heap_.push_back(Level{share, level.key});
-      std::push_heap(heap_.begin(), heap_.end(), higher);
-      continue;
-    }
-    // The channel saturates: freeze its unfrozen flows. Iterating by index keeps this safe while
-    // freeze() updates other channels' scratch (it never changes member lists).
-    for (const Member& member : state.members) {
+    const double share = level.rate_Bps;
+    // The channel saturates: freeze its unfrozen flows (freeze() never changes member lists).
+    for (const Member& member : members_[static_cast<std::size_t>(level.key)]) {
       if (!flows_[static_cast<std::size_t>(member.flow)].frozen) {
         freeze(member.flow, share);
         ++frozen;
@@ -224,10 +257,13 @@ void MaxMinSharing::freeze(FlowIndex index, double rate_Bps) {
   FlowState& flow = flows_[static_cast<std::size_t>(index)];
   flow.frozen = true;
   flow.rate_Bps = rate_Bps;
-  for (const ChannelUse& use : flow.uses) {
-    ChannelState& state = channels_[static_cast<std::size_t>(use.channel)];
-    if (std::isfinite(rate_Bps)) state.remaining_Bps -= use.multiplicity * rate_Bps;
-    state.unfrozen_weight -= use.multiplicity;
+  const ChannelUse* use = use_pool_.data() + flow.first_use;
+  for (const ChannelUse* end = use + flow.use_count; use != end; ++use) {
+    ChannelState& state = channels_[static_cast<std::size_t>(use->channel)];
+    const double load = use->multiplicity * rate_Bps;
+    if (std::isfinite(load)) state.remaining_Bps -= load;
+    state.load_Bps += load;
+    state.unfrozen_weight -= use->multiplicity;
   }
 }
 

@@ -46,7 +46,10 @@ class MaxMinSharing {
   std::span<const topo::ChannelId> updated_channels() const { return component_channels_; }
 
   double rate_Bps(FlowIndex flow) const { return flows_[static_cast<std::size_t>(flow)].rate_Bps; }
-  std::span<const ChannelUse> uses(FlowIndex flow) const;
+  std::span<const ChannelUse> uses(FlowIndex flow) const {
+    const FlowState& state = flows_[static_cast<std::size_t>(flow)];
+    return {use_pool_.data() + state.first_use, state.use_count};
+  }
   // The flows on a channel, in no particular order.
   struct Member {
     FlowIndex flow;
@@ -54,10 +57,12 @@ class MaxMinSharing {
     std::int32_t use_index;  // position of this channel in the flow's uses
   };
   std::span<const Member> members(topo::ChannelId channel) const {
-    return channels_[static_cast<std::size_t>(channel)].members;
+    return members_[static_cast<std::size_t>(channel)];
   }
-  // Sum of multiplicity * rate over the flows on the channel.
-  double load_Bps(topo::ChannelId channel) const;
+  // Sum of multiplicity * rate over the flows on the channel, as of the last update().
+  double load_Bps(topo::ChannelId channel) const {
+    return channels_[static_cast<std::size_t>(channel)].load_Bps;
+  }
   double capacity_Bps(topo::ChannelId channel) const {
     return channels_[static_cast<std::size_t>(channel)].capacity_Bps;
   }
@@ -65,19 +70,23 @@ class MaxMinSharing {
   int active_flow_count() const { return active_flows_; }
 
  private:
+  // Hot per-channel figures in one small record; the member lists live apart.
   struct ChannelState {
     double capacity_Bps = 0;
-    std::vector<Member> members;
     double remaining_Bps = 0;          // solve scratch: capacity not yet given to frozen flows
-    std::int32_t unfrozen_weight = 0;  // solve scratch: sum of multiplicities of unfrozen flows
+    double load_Bps = 0;               // sum of multiplicity x rate, as of the last update()
+    std::int32_t total_weight = 0;     // sum of multiplicities of the flows on it
+    std::int32_t unfrozen_weight = 0;  // solve scratch: the part of it not yet frozen
     std::uint32_t visit = 0;           // stamp of the last update() that reached it
     bool dirty = false;
   };
+  // A flow's uses and member positions sit in pools, [first_use, first_use + use_count), so a
+  // solve walks contiguous memory instead of one allocation per flow.
   struct FlowState {
-    std::vector<ChannelUse> uses;
-    std::vector<std::int32_t> member_index;  // position in each used channel's members
     double max_rate_Bps = 0;
     double rate_Bps = 0;
+    std::uint32_t first_use = 0;
+    std::uint32_t use_count = 0;
     std::uint32_t visit = 0;
     bool active = false;
     bool frozen = false;
@@ -87,17 +96,26 @@ class MaxMinSharing {
     std::int64_t key;  // channel id, or channel_count + flow index for a cap
   };
   // Min-heap order on (rate, key): ties break on the key, so every solve is deterministic.
-  static bool higher(const Level& x, const Level& y) {
-    return x.rate_Bps != y.rate_Bps ? x.rate_Bps > y.rate_Bps : x.key > y.key;
-  }
+  // A function object, not a function pointer, so that the heap algorithms inline it.
+  struct Higher {
+    bool operator()(const Level& x, const Level& y) const {
+      return x.rate_Bps != y.rate_Bps ? x.rate_Bps > y.rate_Bps : x.key > y.key;
+    }
+  };
 
+  static void replace_top(std::vector<Level>& heap, Level value);
   void mark_dirty(topo::ChannelId channel);
+  void compact_pools();
   void collect_component();
   void solve_component();
   void freeze(FlowIndex flow, double rate_Bps);
 
   std::vector<ChannelState> channels_;
+  std::vector<std::vector<Member>> members_;
   std::vector<FlowState> flows_;
+  std::vector<ChannelUse> use_pool_;
+  std::vector<std::int32_t> member_index_pool_;  // per use: position in the channel's members
+  std::size_t dead_uses_ = 0;                    // pool entries of removed flows
   std::vector<FlowIndex> free_flows_;
   std::vector<topo::ChannelId> dirty_channels_;
   std::vector<FlowIndex> added_without_channels_;  // solved trivially: rate = max rate

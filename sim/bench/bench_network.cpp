@@ -1,0 +1,163 @@
+// Speed of the engine and the network model: events per second of the bare event queue, the
+// max-min solver, and FlowNetwork re-solves with 1k, 10k and 100k concurrent flows on the
+// 1,024-GPU fat tree (topologies/dgx-h100-128node-fattree.yaml).
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "core/event_queue.hpp"
+#include "network/flow_network.hpp"
+#include "network/maxmin.hpp"
+#include "topology/graph.hpp"
+#include "topology/loader.hpp"
+
+namespace {
+
+using cs::EventQueue;
+using cs::TimePs;
+
+// Hold model: a queue of `range(0)` pending events; each event schedules one successor at a
+// random later time, so every run event costs one pop and one push at a steady queue size.
+void BM_EventQueueHold(benchmark::State& state) {
+  const auto pending = static_cast<std::size_t>(state.range(0));
+  EventQueue queue;
+  std::mt19937_64 rng(1);
+  std::vector<TimePs> delays(4096);
+  for (auto& d : delays) d = static_cast<TimePs>(rng() % 1'000'000);
+  std::size_t next = 0;
+  std::uint64_t fired = 0;
+  struct Reschedule {
+    EventQueue* queue;
+    std::vector<TimePs>* delays;
+    std::size_t* next;
+    void operator()() const {
+      *next = (*next + 1) & 4095;
+      queue->schedule_in((*delays)[*next], *this);
+    }
+  };
+  for (std::size_t i = 0; i < pending; ++i) {
+    queue.schedule(delays[i & 4095], Reschedule{&queue, &delays, &next});
+  }
+  for (auto _ : state) {
+    const std::uint64_t before = queue.events_run();
+    queue.run_until(queue.now() + 1'000'000);  // about `pending` events per iteration
+    fired += queue.events_run() - before;
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(fired));
+  state.counters["events/s"] =
+      benchmark::Counter(static_cast<double>(fired), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_EventQueueHold)->Arg(1'000)->Arg(100'000);
+
+// Schedule N events at random times, then run them all.
+void BM_EventQueueScheduleRun(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  std::mt19937_64 rng(2);
+  std::vector<TimePs> times(n);
+  for (auto& t : times) t = static_cast<TimePs>(rng() % 1'000'000'000);
+  std::uint64_t sum = 0;
+  for (auto _ : state) {
+    EventQueue queue;
+    for (TimePs t : times) queue.schedule(t, [&sum] { ++sum; });
+    queue.run();
+  }
+  benchmark::DoNotOptimize(sum);
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * n));
+  state.counters["events/s"] = benchmark::Counter(
+      static_cast<double>(state.iterations() * n), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_EventQueueScheduleRun)->Arg(1'000'000);
+
+// The 1,024-GPU fat tree and routes between random GPU pairs on different servers.
+struct FatTree {
+  cs::topo::Cluster cluster;
+  std::unique_ptr<cs::topo::ClusterGraph> graph;
+  std::vector<std::vector<cs::topo::ChannelId>> routes;
+
+  static FatTree& get(std::size_t route_count) {
+    static FatTree tree = [] {
+      FatTree t;
+      t.cluster = cs::topo::load_cluster(std::string(CLUSTERSIM_SOURCE_DIR) +
+                                         "/topologies/dgx-h100-128node-fattree.yaml");
+      t.graph = std::make_unique<cs::topo::ClusterGraph>(t.cluster);
+      return t;
+    }();
+    std::mt19937 rng(static_cast<std::uint32_t>(tree.routes.size()) + 7);
+    const auto& ranks = tree.cluster.ranks;
+    while (tree.routes.size() < route_count) {
+      const int src = ranks[rng() % ranks.size()];
+      const int dst = ranks[rng() % ranks.size()];
+      if (tree.cluster.nodes[static_cast<std::size_t>(src)].server ==
+          tree.cluster.nodes[static_cast<std::size_t>(dst)].server) {
+        continue;
+      }
+      tree.routes.push_back(tree.graph->route(src, dst).channels);
+    }
+    return tree;
+  }
+};
+
+// One-shot max-min solve of N concurrent inter-server flows.
+void BM_MaxMinSolve(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  FatTree& tree = FatTree::get(n);
+  std::vector<double> capacity;
+  for (int c = 0; c < tree.graph->channel_count(); ++c) {
+    capacity.push_back(tree.graph->capacity_Bps(c));
+  }
+  const std::vector<std::vector<cs::topo::ChannelId>> flows(tree.routes.begin(),
+                                                            tree.routes.begin() + n);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(cs::net::max_min_rates(capacity, flows));
+  }
+  state.counters["flows"] = static_cast<double>(n);
+}
+BENCHMARK(BM_MaxMinSolve)->Arg(1'000)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMillisecond);
+
+// N long flows in flight; each iteration starts one short flow between a random pair, which joins
+// the component of (nearly) all N, and runs until it has drained: two re-solves per iteration
+// (its start, its drain), each touching the whole component, with every changed flow's remaining
+// bytes advanced and its drain time moved.
+void BM_FlowNetworkChange(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  FatTree& tree = FatTree::get(n + 1024);
+  EventQueue queue;
+  cs::net::FlowNetwork network(queue, *tree.graph);
+  for (std::size_t i = 0; i < n; ++i) {
+    cs::net::FlowSpec spec;
+    spec.channels = tree.routes[i];
+    spec.bytes = 1e15;  // hours at any share: never drains during the benchmark
+    network.start(std::move(spec), nullptr);
+  }
+  queue.run_until(0);
+  const std::uint64_t updates_before = network.rate_updates();
+  const std::uint64_t resolved_before = network.flows_resolved();
+  const std::uint64_t changes_before = network.rate_changes();
+  std::size_t next = n;
+  for (auto _ : state) {
+    cs::net::FlowSpec probe;
+    probe.channels = tree.routes[next];
+    probe.bytes = 1e3;
+    next = next + 1 < tree.routes.size() ? next + 1 : n;
+    network.start(std::move(probe), nullptr);
+    queue.run_until(queue.now() + cs::kPsPerMs);
+  }
+  const auto updates = static_cast<double>(network.rate_updates() - updates_before);
+  state.counters["flows_per_update"] =
+      static_cast<double>(network.flows_resolved() - resolved_before) / updates;
+  state.counters["rate_changes_per_update"] =
+      static_cast<double>(network.rate_changes() - changes_before) / updates;
+  state.counters["updates_per_iteration"] = updates / static_cast<double>(state.iterations());
+}
+BENCHMARK(BM_FlowNetworkChange)
+    ->Arg(1'000)
+    ->Arg(10'000)
+    ->Arg(100'000)
+    ->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
