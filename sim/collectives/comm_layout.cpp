@@ -72,7 +72,7 @@ CommLayout make_layout(RouteCache& routes, const std::vector<int>& ranks,
     out.gpu_nodes.push_back(node);
     const int server = c.nodes[static_cast<std::size_t>(node)].server;
     auto [it, added] = group_of_server.emplace(server, out.groups.size());
-    if (added) out.groups.push_back(ServerGroup{server, {}, {}});
+    if (added) out.groups.push_back(ServerGroup{server, {}, {}, {}});
     ServerGroup& g = out.groups[it->second];
     g.gpus.push_back(node);
     g.comm_ranks.push_back(static_cast<int>(i));
@@ -87,12 +87,18 @@ CommLayout make_layout(RouteCache& routes, const std::vector<int>& ranks,
     };
     std::sort(idx.begin(), idx.end(),
               [&](std::size_t x, std::size_t y) { return pos(g.gpus[x]) < pos(g.gpus[y]); });
-    ServerGroup sorted{g.server, {}, {}};
+    ServerGroup sorted{g.server, {}, {}, {}};
     for (std::size_t k : idx) {
       sorted.gpus.push_back(g.gpus[k]);
       sorted.comm_ranks.push_back(g.comm_ranks[k]);
     }
     g = std::move(sorted);
+    const std::vector<int>& all_nics = c.servers[static_cast<std::size_t>(g.server)].nics;
+    for (int nic : all_nics) {
+      const int gpu = routes.nearest_gpu(nic);
+      if (std::find(g.gpus.begin(), g.gpus.end(), gpu) != g.gpus.end()) g.nics.push_back(nic);
+    }
+    if (g.nics.empty()) g.nics = all_nics;
   }
 
   CommShape& shape = out.shape;
@@ -107,6 +113,14 @@ CommLayout make_layout(RouteCache& routes, const std::vector<int>& ranks,
   const ServerGroup* sample = &out.groups.front();
   for (const ServerGroup& g : out.groups) {
     if (g.gpus.size() > sample->gpus.size()) sample = &g;
+  }
+  if (in.multi_node) {  // servers of a multi-server communicator must all reach the network
+    for (const ServerGroup& g : out.groups) {
+      if (g.nics.empty())
+        throw InputError("key 'ranks': the communicator spans " +
+                         std::to_string(out.groups.size()) + " servers but server '" +
+                         c.servers[static_cast<std::size_t>(g.server)].name + "' has no NIC");
+    }
   }
   const int gpu0 = sample->gpus.front();
   double nvlink_total = 0;
@@ -133,12 +147,11 @@ CommLayout make_layout(RouteCache& routes, const std::vector<int>& ranks,
   }
   if (sample->gpus.size() < 2) in.gpu_pair_GBps = in.gpu_total_GBps;
 
-  const topo::Server& server = c.servers[static_cast<std::size_t>(sample->server)];
-  in.nics_per_node = static_cast<int>(server.nics.size());
-  if (!server.nics.empty()) {
+  in.nics_per_node = static_cast<int>(sample->nics.size());
+  if (!sample->nics.empty()) {
     double nic = 0;
     double nic_pcie = 0;
-    for (const topo::Link* l : links_of(c, server.nics.front())) {
+    for (const topo::Link* l : links_of(c, sample->nics.front())) {
       if (is_network(l->kind) && nic == 0) nic = nccl_link_GBps(*l, params);
       if (l->kind == LinkKind::pcie && nic_pcie == 0) nic_pcie = nccl_link_GBps(*l, params);
     }
@@ -146,9 +159,6 @@ CommLayout make_layout(RouteCache& routes, const std::vector<int>& ranks,
     const double gpu_side = pcie_figure > 0 ? pcie_figure : nic_pcie;
     in.gpu_nic_GBps = std::min(nic_pcie > 0 ? nic_pcie : nic, gpu_side > 0 ? gpu_side : nic);
   }
-  if (in.multi_node && in.nics_per_node == 0)
-    throw InputError("key 'ranks': the communicator spans " + std::to_string(shape.n_nodes) +
-                     " servers but server '" + server.name + "' has no NIC");
 
   shape.ring = search_channels(in, params);
   shape.tree = shape.ring;  // NCCL's tree search tries the same speeds over the same links

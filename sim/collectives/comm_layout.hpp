@@ -14,6 +14,9 @@ struct ServerGroup {
   int server = -1;
   std::vector<int> gpus;        // GPU node ids
   std::vector<int> comm_ranks;  // their positions in the communicator
+  // The NICs the communicator uses here: those whose nearest GPU is one of `gpus` (NCCL reaches a
+  // NIC through a local rank, directly or by PXN); all of the server's when none is.
+  std::vector<int> nics;
 };
 
 struct CommLayout {

@@ -66,11 +66,10 @@ TunerChoice Communicator::tune(const CollectiveCall& call) const {
 
 int Communicator::channel_period() const {
   if (layout_.groups.size() < 2) return 1;
-  const topo::Cluster& c = routes_.graph().cluster();
   // Rings repeat every nics channels; trees every 2 * nics (see PathBuilder::tree).
   int period = 1;
   for (const ServerGroup& g : layout_.groups) {
-    const int nics = static_cast<int>(c.servers[static_cast<std::size_t>(g.server)].nics.size());
+    const int nics = static_cast<int>(g.nics.size());
     if (nics > 0) period = std::lcm(period, nics);
     if (period > 1024) break;
   }

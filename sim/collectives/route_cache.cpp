@@ -34,6 +34,13 @@ RouteCache::RouteCache(const topo::ClusterGraph& graph) : graph_(graph) {
     template_id_.push_back(it->second);
     if (added) representative_.push_back(static_cast<int>(template_id_.size()) - 1);
   }
+  port_index_.assign(c.nodes.size(), -1);
+  for (const topo::Server& s : c.servers) {
+    for (std::size_t i = 0; i < s.gpus.size(); ++i)
+      port_index_[static_cast<std::size_t>(s.gpus[i])] = static_cast<int>(i);
+    for (std::size_t i = 0; i < s.nics.size(); ++i)
+      port_index_[static_cast<std::size_t>(s.nics[i])] = static_cast<int>(i);
+  }
   link_key_.resize(c.links.size());
   std::unordered_map<std::uint64_t, int> ordinals;
   for (std::size_t l = 0; l < c.links.size(); ++l) {
@@ -98,6 +105,50 @@ CachedRoute RouteCache::same_server(int server, int a, int b) {
     out.channels.push_back(static_cast<topo::ChannelId>(2 * found->second + ch % 2));
   }
   return out;
+}
+
+int RouteCache::nearest_gpu(int nic) {
+  return nearest(nic, true);
+}
+int RouteCache::nearest_nic(int gpu) {
+  return nearest(gpu, false);
+}
+
+int RouteCache::nearest(int node, bool want_gpu) {
+  const topo::Cluster& c = graph_.cluster();
+  const int server = c.nodes[static_cast<std::size_t>(node)].server;
+  CS_ASSERT(server >= 0, "a port query for a node outside every server");
+  const int tmpl = template_id_[static_cast<std::size_t>(server)];
+  const int index = port_index_[static_cast<std::size_t>(node)];
+  CS_ASSERT(index >= 0, "a port query for a node that is neither a GPU nor a NIC");
+  const std::uint64_t key = pack(static_cast<std::uint64_t>(tmpl), want_gpu ? 1 : 0,
+                                 static_cast<std::uint64_t>(index), 0);
+  auto it = nearest_.find(key);
+  if (it == nearest_.end()) {
+    // Answered on the template's first instance, by local index, for every instance.
+    const topo::Server& rep =
+        c.servers[static_cast<std::size_t>(representative_[static_cast<std::size_t>(tmpl)])];
+    const std::vector<int>& own = want_gpu ? rep.nics : rep.gpus;
+    const std::vector<int>& other = want_gpu ? rep.gpus : rep.nics;
+    int best = -1;
+    TimePs best_latency = 0;
+    if (static_cast<std::size_t>(index) < own.size()) {
+      for (std::size_t i = 0; i < other.size(); ++i) {
+        const TimePs lat = route(own[static_cast<std::size_t>(index)], other[i]).latency;
+        const bool paired = static_cast<int>(i) == index;
+        const bool best_paired = best == index;
+        if (best < 0 || lat < best_latency || (lat == best_latency && paired && !best_paired)) {
+          best = static_cast<int>(i);
+          best_latency = lat;
+        }
+      }
+    }
+    it = nearest_.emplace(key, best).first;
+  }
+  const topo::Server& s = c.servers[static_cast<std::size_t>(server)];
+  const std::vector<int>& other = want_gpu ? s.gpus : s.nics;
+  if (it->second < 0 || static_cast<std::size_t>(it->second) >= other.size()) return -1;
+  return other[static_cast<std::size_t>(it->second)];
 }
 
 }  // namespace cs::coll

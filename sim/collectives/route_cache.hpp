@@ -25,6 +25,12 @@ class RouteCache {
   // The route from node a to node b; both must exist. Same-server pairs use the template cache.
   CachedRoute route(int a, int b);
 
+  // The GPU of a NIC's server nearest to it by route latency (ties: the GPU whose local index
+  // equals the NIC's, as NIC i serves GPU i, then the first); -1 for a server without GPUs.
+  int nearest_gpu(int nic);
+  // The NIC of a GPU's server nearest to it (same tie rule); -1 for a server without NICs.
+  int nearest_nic(int gpu);
+
   std::uint64_t graph_queries() const { return graph_queries_; }
 
  private:
@@ -36,6 +42,7 @@ class RouteCache {
   static std::uint64_t pack(std::uint64_t server, std::uint64_t x, std::uint64_t y,
                             std::uint64_t z);
   CachedRoute same_server(int server, int a, int b);
+  int nearest(int node, bool want_gpu);
   CachedRoute query(int a, int b);
 
   const topo::ClusterGraph& graph_;
@@ -43,6 +50,8 @@ class RouteCache {
   std::vector<int> template_id_;     // per server: interned template name
   std::vector<int> representative_;  // per template: the first server instance
   std::vector<LinkKey> link_key_;    // per link; local_a == -1 when it leaves its server
+  std::vector<int> port_index_;      // per node: index in its server's gpus or nics, else -1
+  std::unordered_map<std::uint64_t, int> nearest_;        // (template, want_gpu, index) -> index
   std::unordered_map<std::uint64_t, int> node_by_local_;  // (server, local id) -> node
   std::unordered_map<std::uint64_t, int> link_by_key_;    // (server, a, b, ordinal) -> link
   std::unordered_map<std::uint64_t, CachedRoute> template_routes_;  // (template, a, b)

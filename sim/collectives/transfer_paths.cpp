@@ -47,64 +47,29 @@ int PathBuilder::group_index(int gpu) const {
 }
 
 int PathBuilder::nics_of(int group) const {
-  const topo::Cluster& c = routes_.graph().cluster();
-  const auto& s =
-      c.servers[static_cast<std::size_t>(layout_.groups[static_cast<std::size_t>(group)].server)];
-  return std::max(static_cast<int>(s.nics.size()), 1);
+  return std::max(static_cast<int>(layout_.groups[static_cast<std::size_t>(group)].nics.size()), 1);
 }
 
 int PathBuilder::nic_for(int group, int channel) const {
-  const topo::Cluster& c = routes_.graph().cluster();
-  const auto& nics =
-      c.servers[static_cast<std::size_t>(layout_.groups[static_cast<std::size_t>(group)].server)]
-          .nics;
+  const auto& nics = layout_.groups[static_cast<std::size_t>(group)].nics;
   CS_ASSERT(!nics.empty(), "a multi-server communicator reached a server without NICs");
   return nics[static_cast<std::size_t>(channel) % nics.size()];
 }
 
-// The candidate closest to the NIC by route latency; ties go to the GPU whose local index equals
-// the NIC's (NIC i serves GPU i), then to the first.
-int PathBuilder::nearest_gpu(int nic, const std::vector<int>& candidates) {
-  const topo::Cluster& c = routes_.graph().cluster();
-  const topo::Server& s =
-      c.servers[static_cast<std::size_t>(c.nodes[static_cast<std::size_t>(nic)].server)];
-  const std::size_t nic_index = index_in(s.nics, nic);
-  int best = -1;
-  TimePs best_latency = std::numeric_limits<TimePs>::max();
-  bool best_paired = false;
-  for (int gpu : candidates) {
+// The communicator GPU that channel traffic through `nic` enters at: the NIC's own GPU when it
+// is in the communicator, else the member closest to the NIC (first on ties).
+int PathBuilder::nearest_member(int nic, const std::vector<int>& members) {
+  const int own = routes_.nearest_gpu(nic);
+  if (std::find(members.begin(), members.end(), own) != members.end()) return own;
+  int best = members.front();
+  TimePs best_latency = routes_.route(nic, best).latency;
+  for (int gpu : members) {
     const TimePs lat = routes_.route(nic, gpu).latency;
-    const bool paired = index_in(s.gpus, gpu) == nic_index;
-    if (lat < best_latency || (lat == best_latency && paired && !best_paired)) {
+    if (lat < best_latency) {
       best = gpu;
       best_latency = lat;
-      best_paired = paired;
     }
   }
-  return best;
-}
-
-int PathBuilder::nearest_nic(int gpu) {
-  auto it = gpu_nic_cache_.find(gpu);
-  if (it != gpu_nic_cache_.end()) return it->second;
-  const topo::Cluster& c = routes_.graph().cluster();
-  const topo::Server& s =
-      c.servers[static_cast<std::size_t>(c.nodes[static_cast<std::size_t>(gpu)].server)];
-  CS_ASSERT(!s.nics.empty(), "a multi-server communicator reached a server without NICs");
-  const std::size_t gpu_index = index_in(s.gpus, gpu);
-  int best = -1;
-  TimePs best_latency = std::numeric_limits<TimePs>::max();
-  bool best_paired = false;
-  for (int nic : s.nics) {
-    const TimePs lat = routes_.route(gpu, nic).latency;
-    const bool paired = index_in(s.nics, nic) == gpu_index;
-    if (lat < best_latency || (lat == best_latency && paired && !best_paired)) {
-      best = nic;
-      best_latency = lat;
-      best_paired = paired;
-    }
-  }
-  gpu_nic_cache_[gpu] = best;
   return best;
 }
 
@@ -113,7 +78,7 @@ int PathBuilder::entry_gpu(int group, int channel) {
   const long long key = (static_cast<long long>(group) << 32) | static_cast<unsigned>(nic);
   auto it = entry_cache_.find(key);
   if (it != entry_cache_.end()) return it->second;
-  const int gpu = nearest_gpu(nic, layout_.groups[static_cast<std::size_t>(group)].gpus);
+  const int gpu = nearest_member(nic, layout_.groups[static_cast<std::size_t>(group)].gpus);
   entry_cache_[key] = gpu;
   return gpu;
 }
@@ -125,16 +90,10 @@ void PathBuilder::append_route(ChannelList& out, int from, int to) {
 
 void PathBuilder::append_gpu_to_nic(ChannelList& out, int gpu, int nic) {
   if (layout_.shape.intra == LinkClass::nvlink) {
-    auto it = nic_gpu_cache_.find(nic);
-    if (it == nic_gpu_cache_.end()) {
-      const topo::Cluster& c = routes_.graph().cluster();
-      const auto& all =
-          c.servers[static_cast<std::size_t>(c.nodes[static_cast<std::size_t>(nic)].server)].gpus;
-      it = nic_gpu_cache_.emplace(nic, nearest_gpu(nic, all)).first;
-    }
-    if (it->second >= 0 && it->second != gpu) {  // PXN: over NVLink to the NIC's own GPU
-      append_route(out, gpu, it->second);
-      append_route(out, it->second, nic);
+    const int own = routes_.nearest_gpu(nic);
+    if (own >= 0 && own != gpu) {  // PXN: over NVLink to the NIC's own GPU
+      append_route(out, gpu, own);
+      append_route(out, own, nic);
       return;
     }
   }
@@ -279,7 +238,7 @@ ChannelList PathBuilder::pair(int from_rank, int to_rank) {
   if (group_index(a) == group_index(b)) {
     append_route(out, a, b);
   } else {
-    append_across(out, a, b, nearest_nic(a), nearest_nic(b));
+    append_across(out, a, b, routes_.nearest_nic(a), routes_.nearest_nic(b));
   }
   return out;
 }

@@ -49,8 +49,7 @@ class PathBuilder {
   int group_index(int gpu) const;
   int nic_for(int group, int channel) const;
   int nics_of(int group) const;
-  int nearest_gpu(int nic, const std::vector<int>& candidates);
-  int nearest_nic(int gpu);
+  int nearest_member(int nic, const std::vector<int>& members);
   int entry_gpu(int group, int channel);
   void append_route(ChannelList& out, int from, int to);
   void append_gpu_to_nic(ChannelList& out, int gpu, int nic);
@@ -60,8 +59,6 @@ class PathBuilder {
   RouteCache& routes_;
   std::unordered_map<int, int> group_of_gpu_;
   std::unordered_map<long long, int> entry_cache_;  // (group, nic) -> entry GPU
-  std::unordered_map<int, int> nic_gpu_cache_;      // nic -> its nearest GPU of the server
-  std::unordered_map<int, int> gpu_nic_cache_;      // gpu -> its nearest NIC
 };
 
 }  // namespace cs::coll
