@@ -7,5 +7,8 @@ namespace cs::cli {
 
 void add_topo_command(CLI::App& app);
 void add_coll_command(CLI::App& app);
+void add_flows_command(CLI::App& app);
+void add_fit_command(CLI::App& app);
+void add_validate_command(CLI::App& app);
 
 }  // namespace cs::cli

@@ -11,6 +11,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   cs::cli::add_topo_command(app);
   cs::cli::add_coll_command(app);
+  cs::cli::add_flows_command(app);
+  cs::cli::add_fit_command(app);
+  cs::cli::add_validate_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,30 @@
+// fit_calibration: the three fits side by side, with the machine's description.
+#include "calibration/fit.hpp"
+
+#include <filesystem>
+
+namespace cs::cal {
+
+std::string base_name(const std::string& path) {
+  std::filesystem::path p(path);
+  if (!p.has_filename()) p = p.parent_path();
+  return p.filename().string();
+}
+
+Calibration fit_calibration(const Measurements& data, const Split& split,
+                            const topo::ClusterGraph& graph, const std::string& machine,
+                            const std::string& topology) {
+  Calibration c;
+  c.machine = machine;
+  c.gpu_name = data.node.gpu_name;
+  c.gpu_count = data.node.gpu_count;
+  c.nccl_version = data.node.nccl_version;
+  c.topology = topology;
+  c.split = split;
+  c.nccl = fit_nccl(data, split, graph);
+  c.copies = fit_copies(data, split);
+  c.compute = fit_compute(data, split);
+  return c;
+}
+
+}  // namespace cs::cal

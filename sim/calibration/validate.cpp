@@ -1,0 +1,141 @@
+// validate: predictions of every point, then the error rows over the held-out ones.
+#include "calibration/validate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+
+#include "calibration/fit_least_squares.hpp"
+#include "calibration/validate_predict.hpp"
+
+namespace cs::cal {
+namespace {
+
+std::string choice_name(const coll::TunerChoice& c) {
+  return std::string(c.p2p ? "P2P" : coll::to_string(c.estimate.algo)) + "/" +
+         coll::to_string(c.estimate.proto);
+}
+
+std::string config_name(const NcclPoint& p) {
+  return p.is_default() ? "default" : p.forced_algo + "/" + p.forced_proto;
+}
+
+std::string upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+void predict_nccl(const Measurements& data, const Calibration& cal, Predictor& prior,
+                  Predictor& calibrated, std::vector<Prediction>& out) {
+  for (const NcclPoint& p : data.nccl) {
+    const auto op = coll::parse_op(p.op);
+    const auto options = forced_options(p);
+    if (!op || !options || p.n_ranks < 2 || p.n_ranks > prior.gpu_count()) continue;
+    Prediction r;
+    r.kind = "nccl";
+    r.group = p.op;
+    r.n_ranks = p.n_ranks;
+    r.config = config_name(p);
+    r.bytes = p.bytes;
+    r.held_out = cal.split.held_out(p.n_ranks, p.bytes, nccl_curve_gap(data, p));
+    r.measured_us = p.time_us;
+    const coll::CollectiveResult a = prior.collective(*op, p.n_ranks, p.bytes, *options);
+    const coll::CollectiveResult b = calibrated.collective(*op, p.n_ranks, p.bytes, *options);
+    r.prior_us = a.time_us();
+    r.calibrated_us = b.time_us();
+    r.prior_choice = choice_name(a.choice);
+    r.calibrated_choice = choice_name(b.choice);
+    if (!p.algo.empty() && !p.proto.empty()) r.nccl_choice = upper(p.algo) + "/" + upper(p.proto);
+    out.push_back(r);
+  }
+}
+
+void predict_copies(const Measurements& data, const Calibration& cal, const Predictor& prior,
+                    const Predictor& calibrated, std::vector<Prediction>& out) {
+  std::map<std::string, int> gaps;
+  for (const CopyPoint& c : data.copies) {
+    if (std::max(c.src, c.dst) >= prior.gpu_count()) continue;
+    const std::string path = copy_path(c);
+    if (!gaps.count(path)) gaps[path] = copy_gap(data, path);
+    Prediction r;
+    r.kind = "copy";
+    r.group = path;
+    r.bytes = c.bytes;
+    r.held_out = cal.split.size_held_out(c.bytes, gaps[path]);
+    r.measured_us = c.time_us;
+    r.prior_us = prior.copy_us(c);
+    r.calibrated_us = calibrated.copy_us(c);
+    out.push_back(r);
+  }
+}
+
+ErrorRow row_of(const std::vector<const Prediction*>& points) {
+  ErrorRow row;
+  const Prediction& first = *points.front();
+  row.kind = first.kind;
+  row.group = first.group;
+  row.n_ranks = first.n_ranks;
+  row.config = first.config;
+  std::vector<double> prior;
+  std::vector<double> calibrated;
+  for (const Prediction* p : points) {
+    prior.push_back(relative_error(p->prior_us, p->measured_us));
+    calibrated.push_back(relative_error(p->calibrated_us, p->measured_us));
+    row.prior_worst = std::max(row.prior_worst, std::fabs(prior.back()));
+    row.calibrated_worst = std::max(row.calibrated_worst, std::fabs(calibrated.back()));
+    if (p->nccl_choice.empty()) continue;
+    ++row.choice_points;
+    row.prior_choice_matches += p->prior_choice == p->nccl_choice;
+    row.calibrated_choice_matches += p->calibrated_choice == p->nccl_choice;
+  }
+  row.points = static_cast<int>(points.size());
+  row.prior_median = median_abs(prior);
+  row.calibrated_median = median_abs(calibrated);
+  return row;
+}
+
+}  // namespace
+
+double median_abs(std::vector<double> values) {
+  if (values.empty()) return 0;
+  for (double& v : values) v = std::fabs(v);
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+Validation validate(const Measurements& data, const topo::Cluster& cluster,
+                    const Calibration& calibration) {
+  Validation v;
+  v.machine = calibration.machine;
+  v.topology = cluster.name;
+  v.split = calibration.split.describe();
+  Predictor prior(cluster, coll::nccl_priors(coll::arch_from_gpu_name(data.node.gpu_name)));
+  topo::Cluster calibrated_cluster = cluster;
+  apply_links(calibration, calibrated_cluster);
+  Predictor calibrated(calibrated_cluster, calibration.nccl.params);
+  predict_nccl(data, calibration, prior, calibrated, v.predictions);
+  predict_copies(data, calibration, prior, calibrated, v.predictions);
+
+  // Rows keyed so that NCCL comes first, ops and configs in a fixed order.
+  using Key = std::tuple<std::string, std::string, int, std::string>;
+  std::map<Key, std::vector<const Prediction*>> rows;
+  std::map<std::pair<std::string, std::string>, std::vector<const Prediction*>> summary;
+  for (const Prediction& p : v.predictions) {
+    if (!p.held_out) continue;
+    rows[{p.kind == "nccl" ? "0nccl" : "1copy", p.group, p.n_ranks, p.config}].push_back(&p);
+    if (p.kind == "copy" || p.config == "default")
+      summary[{p.kind == "nccl" ? "0nccl" : "1copy", p.group}].push_back(&p);
+  }
+  for (const auto& [key, points] : rows) v.rows.push_back(row_of(points));
+  for (const auto& [key, points] : summary) {
+    ErrorRow r = row_of(points);
+    r.n_ranks = 0;
+    r.config = r.kind == "nccl" ? "default" : "";
+    v.summary.push_back(r);
+  }
+  return v;
+}
+
+}  // namespace cs::cal

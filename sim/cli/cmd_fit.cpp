@@ -1,0 +1,80 @@
+// `clustersim fit DATA --topology T -o FILE`: fits NCCL's constants, the copy paths and the
+// compute side of one machine from its measurement files and writes one calibration file
+// (atomically). The topology is the measured machine's: NCCL's channel search runs on its links.
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "calibration/fit.hpp"
+#include "calibration/fit_nccl.hpp"
+#include "cli/commands.hpp"
+#include "core/error.hpp"
+#include "topology/loader.hpp"
+
+namespace cs::cli {
+namespace {
+
+struct FitArgs {
+  std::string data;
+  std::string topology;
+  std::string out;
+  std::string holdout_ranks = "auto";
+  std::string holdout_sizes = "odd";
+};
+
+// "auto" = the default split's rank counts; "none" = none; else a list "3" or "3,5".
+cal::Split split_from(const FitArgs& a, const cal::Measurements& data) {
+  cal::Split split = cal::default_split(cal::nccl_rank_counts(data));
+  split.sizes = cal::parse_size_holdout(a.holdout_sizes, "holdout-sizes");
+  if (a.holdout_ranks == "auto") return split;
+  split.holdout_ranks.clear();
+  if (a.holdout_ranks == "none") return split;
+  std::stringstream in(a.holdout_ranks);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos ||
+        item.size() > 6)
+      throw InputError("key 'holdout-ranks': '" + a.holdout_ranks +
+                       "' is not auto, none or a list of rank counts like 3 or 3,5");
+    split.holdout_ranks.push_back(std::stoi(item));
+  }
+  return split;
+}
+
+void run_fit(const FitArgs& a) {
+  const cal::Measurements data = cal::read_measurements(a.data);
+  const cal::Split split = split_from(a, data);
+  const topo::Cluster cluster = topo::load_cluster(a.topology);
+  const topo::ClusterGraph graph(cluster);
+  const cal::Calibration c =
+      cal::fit_calibration(data, split, graph, cal::base_name(a.data), cal::base_name(a.topology));
+  cal::save_calibration(c, a.out);
+  std::cout << "fitted " << data.nccl.size() << " NCCL, " << data.copies.size() << " copy, "
+            << data.gemms.size() << " GEMM points of " << c.machine << " (" << split.describe()
+            << ") -> " << a.out << "\n";
+  for (const cal::NcclConfigFit& f : c.nccl.configs) {
+    std::cout << "  " << coll::to_string(f.algo) << "/" << coll::to_string(f.proto) << ": base "
+              << f.base_us << " us, hop " << f.hop_us << " us, busBw " << f.bus_GBps
+              << " GB/s, rms error " << 100 * f.rms_rel_error << "% over " << f.points
+              << " points\n";
+  }
+}
+
+}  // namespace
+
+void add_fit_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("fit", "Fit a calibration file from a machine's measurements");
+  auto args = std::make_shared<FitArgs>();
+  cmd->add_option("data", args->data, "Folder of measurement JSON files (calibrate/data/<machine>)")
+      ->required();
+  cmd->add_option("--topology,-t", args->topology, "The measured machine's topology YAML")
+      ->required();
+  cmd->add_option("-o,--out", args->out, "Calibration file to write")->required();
+  cmd->add_option("--holdout-ranks", args->holdout_ranks,
+                  "NCCL rank counts kept out of the fit: auto (those between the smallest and "
+                  "largest), none, or a list like 3");
+  cmd->add_option("--holdout-sizes", args->holdout_sizes,
+                  "Size-ladder steps kept out of the fit: odd, even or none");
+  cmd->callback([args] { run_fit(*args); });
+}
+
+}  // namespace cs::cli

@@ -1,0 +1,64 @@
+// `clustersim validate --topology T --data DATA [--calibration FILE]`: predicts every measured
+// NCCL point and copy with NCCL's priors and with the calibration, and prints the error table
+// over the held-out points; without --calibration the fit runs in memory on the default split.
+// --csv FILE and --json FILE write the same tables (and, in JSON, every prediction) atomically.
+#include <iostream>
+#include <memory>
+
+#include "calibration/calibration_file.hpp"
+#include "calibration/fit.hpp"
+#include "calibration/validate.hpp"
+#include "calibration/validate_report.hpp"
+#include "cli/commands.hpp"
+#include "core/atomic_file.hpp"
+#include "topology/loader.hpp"
+
+namespace cs::cli {
+namespace {
+
+struct ValidateArgs {
+  std::string topology;
+  std::string data;
+  std::string calibration;
+  std::string csv;
+  std::string json;
+};
+
+void run_validate(const ValidateArgs& a) {
+  const cal::Measurements data = cal::read_measurements(a.data);
+  const topo::Cluster cluster = topo::load_cluster(a.topology);
+  cal::Calibration calibration;
+  std::string name;
+  if (a.calibration.empty()) {
+    const topo::ClusterGraph graph(cluster);
+    calibration = cal::fit_calibration(data, cal::default_split(cal::nccl_rank_counts(data)), graph,
+                                       cal::base_name(a.data), cal::base_name(a.topology));
+    name = "fitted in memory from the training points";
+  } else {
+    calibration = cal::load_calibration(a.calibration);
+    name = cal::base_name(a.calibration) + " (" + calibration.machine + ")";
+  }
+  cal::Validation v = cal::validate(data, cluster, calibration);
+  v.machine = cal::base_name(a.data);
+  if (!a.csv.empty()) write_file_atomically(a.csv, cal::validation_csv(v));
+  if (!a.json.empty()) write_file_atomically(a.json, cal::validation_json(v, name));
+  std::cout << cal::validation_text(v, name);
+}
+
+}  // namespace
+
+void add_validate_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "validate", "Predict measured NCCL runs and copies with and without calibration");
+  auto args = std::make_shared<ValidateArgs>();
+  cmd->add_option("--topology,-t", args->topology, "The measured machine's topology YAML")
+      ->required();
+  cmd->add_option("--data,-d", args->data, "Folder of measurement JSON files")->required();
+  cmd->add_option("--calibration,-c", args->calibration,
+                  "Calibration file from `clustersim fit` (default: fit in memory)");
+  cmd->add_option("--csv", args->csv, "Also write the tables as CSV to this file");
+  cmd->add_option("--json", args->json, "Also write tables and predictions as JSON to this file");
+  cmd->callback([args] { run_validate(*args); });
+}
+
+}  // namespace cs::cli
