@@ -54,7 +54,7 @@ class Communicator {
 
   // All-to-all builds one flow per peer distance over every rank: n^2 route entries, so it is
   // refused beyond this many ranks rather than exhausting memory.
-  static constexpr int kMaxAllToAllRanks = 2048;
+  static constexpr int kMaxAllToAllRanks = 1024;
 
  private:
   enum class PathKind { ring, chain, tree, nvls, shift };

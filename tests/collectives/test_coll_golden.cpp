@@ -22,9 +22,10 @@ struct CommandResult {
   std::string output;
 };
 
-CommandResult run(const std::string& args) {
-  // NCCL_* variables of the caller's shell must not steer the golden runs.
-  const std::string command = "env -u NCCL_ALGO -u NCCL_PROTO -u NCCL_NVLS_ENABLE '" +
+// `env` is prepended: NCCL_* variables of the caller's shell must not steer the runs, and a test
+// may set its own.
+CommandResult run(const std::string& args, const std::string& env = "") {
+  const std::string command = "env -u NCCL_ALGO -u NCCL_PROTO -u NCCL_NVLS_ENABLE " + env + " '" +
                               std::string(CLUSTERSIM_BINARY) + "' coll " + args + " 2>&1";
   CommandResult result;
   FILE* pipe = popen(command.c_str(), "r");
@@ -121,4 +122,24 @@ TEST_CASE("clustersim coll rejects bad input with exit status 2") {
     CHECK(r.status == 2);
     CHECK(r.output.find(c.message) != std::string::npos);
   }
+}
+
+TEST_CASE("clustersim coll honours NCCL_ALGO / NCCL_PROTO / NCCL_NVLS_ENABLE; flags win") {
+  const std::string args = topo("dgx-h100.yaml") + "-b 1G -e 1G --csv";
+  auto algo_proto = [](const std::string& csv) {
+    const std::string row = csv.substr(csv.find('\n') + 1);
+    std::vector<std::string> cols;
+    std::istringstream cells(row);
+    for (std::string cell; std::getline(cells, cell, ',');) cols.push_back(cell);
+    REQUIRE(cols.size() == 11);
+    return cols[8] + "/" + cols[9];
+  };
+  CHECK(algo_proto(run(args).output) == "RING/SIMPLE");
+  CHECK(algo_proto(run(args, "NCCL_ALGO=tree").output) == "TREE/SIMPLE");
+  CHECK(algo_proto(run(args, "NCCL_PROTO=LL").output) == "RING/LL");
+  CHECK(algo_proto(run(args + " --algo ring", "NCCL_ALGO=tree").output) == "RING/SIMPLE");
+  CHECK(algo_proto(run(args, "NCCL_NVLS_ENABLE=1").output) == "NVLS/SIMPLE");
+  const CommandResult bad = run(args, "NCCL_ALGO=bogus");
+  CHECK(bad.status == 2);
+  CHECK(bad.output.find("NCCL_ALGO") != std::string::npos);
 }
