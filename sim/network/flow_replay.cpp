@@ -1,0 +1,67 @@
+// Schedules every request on one event queue, runs it to the end, and reads back the statistics.
+#include "network/flow_replay.hpp"
+
+#include <algorithm>
+#include <memory>
+
+#include "core/event_queue.hpp"
+#include "network/analytical_network.hpp"
+#include "network/copies.hpp"
+#include "network/flow_network.hpp"
+
+namespace cs::net {
+namespace {
+
+FlowSpec spec_for(const topo::ClusterGraph& graph, const FlowRequest& request) {
+  const auto& nodes = graph.cluster().nodes;
+  const bool gpus = nodes[static_cast<std::size_t>(request.src)].kind == topo::NodeKind::gpu &&
+                    nodes[static_cast<std::size_t>(request.dst)].kind == topo::NodeKind::gpu;
+  try {
+    if (gpus) return peer_copy(graph, request.src, request.dst, request.bytes);
+    const topo::Route route = graph.route(request.src, request.dst);
+    FlowSpec spec;
+    spec.channels = route.channels;
+    spec.latency = route.latency;
+    spec.bytes = request.bytes;
+    return spec;
+  } catch (const InputError& e) {
+    throw InputError(request.loc, "dst", e.what());
+  }
+}
+
+template <typename Model>
+ReplayResult run_on(const topo::ClusterGraph& graph, const std::vector<FlowRequest>& requests) {
+  EventQueue queue;
+  Model model(queue, graph);
+  ReplayResult result;
+  result.finish.assign(requests.size(), 0);
+  result.begin = requests.empty() ? 0 : requests.front().start;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    result.begin = std::min(result.begin, requests[i].start);
+    queue.schedule(requests[i].start, [&model, &result, i, spec = spec_for(graph, requests[i])] {
+      model.start(spec, [&result, i](TimePs at) { result.finish[i] = at; });
+    });
+  }
+  queue.run();
+  result.end = result.begin;
+  for (TimePs t : result.finish) result.end = std::max(result.end, t);
+  for (int c = 0; c < model.channel_count(); ++c) result.channels.push_back(model.channel_stats(c));
+  return result;
+}
+
+}  // namespace
+
+Fidelity parse_fidelity(std::string_view text) {
+  if (text == "flow") return Fidelity::flow;
+  if (text == "analytical") return Fidelity::analytical;
+  throw InputError(SourceLoc{}, "fidelity",
+                   "'" + std::string(text) + "' is not a fidelity; valid: flow, analytical");
+}
+
+ReplayResult replay_flows(const topo::ClusterGraph& graph, const std::vector<FlowRequest>& requests,
+                          Fidelity fidelity) {
+  return fidelity == Fidelity::flow ? run_on<FlowNetwork>(graph, requests)
+                                    : run_on<AnalyticalNetwork>(graph, requests);
+}
+
+}  // namespace cs::net

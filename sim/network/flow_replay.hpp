@@ -1,0 +1,32 @@
+// Runs a connection matrix on one network fidelity and collects what `clustersim flows` reports:
+// each flow's finish time and each channel's bytes, busy time and peak utilization.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "network/channel_stats.hpp"
+#include "network/flow_table.hpp"
+#include "topology/graph.hpp"
+
+namespace cs::net {
+
+enum class Fidelity { flow, analytical };
+
+// "flow" or "analytical"; InputError naming both otherwise.
+Fidelity parse_fidelity(std::string_view text);
+
+struct ReplayResult {
+  std::vector<TimePs> finish;          // per request, in input order
+  std::vector<ChannelStats> channels;  // per channel id
+  TimePs begin = 0;                    // earliest start
+  TimePs end = 0;                      // latest finish
+};
+
+// Each request becomes a flow at its start time: between two GPUs a peer copy (a GPU to itself:
+// a device-local copy at half its memory bandwidth), otherwise the route between the nodes.
+// InputError (at the request's CSV line) if there is no route.
+ReplayResult replay_flows(const topo::ClusterGraph& graph, const std::vector<FlowRequest>& requests,
+                          Fidelity fidelity);
+
+}  // namespace cs::net
