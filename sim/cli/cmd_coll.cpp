@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 
+#include "calibration/calibration_file.hpp"
 #include "cli/commands.hpp"
 #include "collectives/sweep.hpp"
 #include "core/error.hpp"
@@ -33,6 +34,7 @@ struct CollArgs {
   std::string proto;
   bool nvls = false;
   std::string fidelity = "flow";
+  std::string calibration;
   bool csv = false;
   bool json = false;
 };
@@ -142,12 +144,22 @@ void run_coll(const CollArgs& a) {
       coll::size_ladder(parse_nccl_size(a.min_bytes, "minbytes"),
                         parse_nccl_size(a.max_bytes, "maxbytes"), a.factor, increment);
 
-  const topo::Cluster cluster = topo::load_cluster(a.topology);
-  const topo::ClusterGraph graph(cluster);
+  topo::Cluster cluster = topo::load_cluster(a.topology);
   const std::vector<int> ranks = parse_ranks(a.ranks, static_cast<int>(cluster.ranks.size()));
   if (*op == coll::Op::send_recv && ranks.size() != 2)
     throw InputError("key 'ranks': sendrecv takes exactly two ranks (sender, receiver)");
-  coll::Communicator comm(graph, ranks, coll::nccl_priors(coll::comm_arch(cluster, ranks)));
+  // A calibration file replaces NCCL's priors with the fit for this collective and sets the
+  // fitted link efficiencies and latencies on the cluster before its graph is built.
+  coll::NcclParams params = coll::nccl_priors(coll::comm_arch(cluster, ranks));
+  if (!a.calibration.empty()) {
+    const cal::Calibration calibration = cal::load_calibration(a.calibration);
+    cal::apply_links(calibration, cluster);
+    const cal::NcclFit& fit = cal::nccl_fit_for(calibration, coll::to_string(*op));
+    cal::apply_op_links(fit, cluster);
+    params = fit.params;
+  }
+  const topo::ClusterGraph graph(cluster);
+  coll::Communicator comm(graph, ranks, params);
   const std::vector<coll::SweepRow> rows = coll::sweep(comm, *op, sizes, *dtype, options, fidelity);
   const coll::CommShape& shape = comm.layout().shape;
 
@@ -231,6 +243,8 @@ void add_coll_command(CLI::App& app) {
   cmd->add_option("--proto", args->proto, "Force protocols (like NCCL_PROTO): LL,LL128,SIMPLE");
   cmd->add_flag("--nvls", args->nvls, "Enable NVLS (default: NCCL_NVLS_ENABLE=1, else off)");
   cmd->add_option("--fidelity", args->fidelity, "Network model: flow (congestion) or analytical");
+  cmd->add_option("--calibration", args->calibration,
+                  "Calibration file (clustersim fit): fitted NCCL parameters and link figures");
   cmd->add_flag("--csv", args->csv, "Print CSV");
   cmd->add_flag("--json", args->json, "Print JSON");
   cmd->callback([args] { run_coll(*args); });
