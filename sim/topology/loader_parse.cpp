@@ -69,8 +69,7 @@ std::vector<NamedEntry> named_entries(const Fields& parent, const std::string& k
   return out;
 }
 
-const YAML::Node& require_list(const Fields& fields, const std::string& key,
-                               const YAML::Node& node) {
+YAML::Node require_list(const Fields& fields, const std::string& key, const YAML::Node& node) {
   if (!node.IsSequence()) fields.fail(key, "must be a list of entries (lines starting with '-')");
   return node;
 }
@@ -212,7 +211,7 @@ spec::LinkSpec parse_link(const YAML::Node& node, const std::string& file, const
 std::vector<spec::LinkSpec> parse_links(const Fields& parent, const std::string& file) {
   std::vector<spec::LinkSpec> out;
   if (!parent.has("links")) return out;
-  const YAML::Node& list = require_list(parent, "links", parent.node("links"));
+  const YAML::Node list = require_list(parent, "links", parent.node("links"));
   for (const auto& item : list) out.push_back(parse_link(item, file, parent.loc("links")));
   return out;
 }
@@ -272,7 +271,7 @@ std::vector<spec::NodeSpec> parse_nodes(const Fields& parent, const std::string&
                                         const std::unordered_map<std::string, int>& models,
                                         const std::vector<std::string>& model_names) {
   std::vector<spec::NodeSpec> out;
-  const YAML::Node& list = require_list(parent, "nodes", parent.node("nodes"));
+  const YAML::Node list = require_list(parent, "nodes", parent.node("nodes"));
   for (const auto& item : list) {
     out.push_back(parse_node(item, file, parent.loc("nodes"), models, model_names));
   }
@@ -375,7 +374,7 @@ spec::TopologySpec parse_topology(const YAML::Node& root, const std::string& fil
            "missing: list which server templates to instantiate, e.g. "
            "cluster: [{server: dgx, count: 2, name: node}]");
   }
-  const YAML::Node& instances = require_list(f, "cluster", f.node("cluster"));
+  const YAML::Node instances = require_list(f, "cluster", f.node("cluster"));
   for (const auto& item : instances) {
     out.instances.push_back(parse_instance(item, file, f.loc("cluster"), out.templates));
   }
