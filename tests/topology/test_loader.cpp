@@ -300,3 +300,59 @@ TEST_CASE("the 128-node fat tree: per-layer bandwidth is equal at 1:1") {
   CHECK(spine_links == 32 * 16);
   CHECK(spine_layer == doctest::Approx(51.2e12));
 }
+
+TEST_CASE("each link type's line rate, label and default latency, derived by hand") {
+  const char* text = R"(
+gpu_models: {G: {bf16: 1TFLOPS, fp16: 1TFLOPS, fp32: 1TFLOPS, memory: 1GB, memory_bandwidth: 1TB/s}}
+servers:
+  s:
+    nodes:
+      - {name: gpu, kind: gpu, model: G, count: 2}
+      - {name: x, kind: switch, count: 7}
+      - {name: cpu, kind: cpu, memory_bandwidth: 100GB/s}
+    links:
+      - {from: gpu0, to: x0, type: pcie, generation: 3, width: 4}
+      - {from: gpu0, to: x1, type: pcie, generation: 6}
+      - {from: gpu0, to: x2, type: nvlink, generation: 2, count: 6}
+      - {from: gpu0, to: x3, type: nvlink, generation: 5, count: 18}
+      - {from: gpu0, to: x4, type: infiniband, rate: XDR}
+      - {from: gpu0, to: x5, type: efa, bandwidth: 100Gbps}
+      - {from: gpu0, to: x6, type: socket, bandwidth: 62.4GB/s}
+      - {from: gpu1, to: x0, type: infiniband, rate: NDR}
+      - {from: cpu, to: x0, type: ethernet, bandwidth: 400Gbps}
+cluster: [{server: s}]
+)";
+  const Cluster c = load_cluster_from_string(text, "types.yaml");
+  REQUIRE(c.links.size() == 9);
+  struct Expected {
+    const char* label;
+    double bandwidth_Bps;
+    double efficiency;
+    TimePs latency;
+  };
+  const std::vector<Expected> expected = {
+      // Gen3 x4: 8 GT/s x 4 x 128/130 / 8 = 3.938 GB/s; efficiency 11.5 / 15.754.
+      {"PCIe Gen3 x4", 8e9 * 4 * 128.0 / 130.0 / 8, 11.5 / 15.754, 500 * kPsPerNs},
+      // Gen6 x16: 64 GT/s x 16 / 8 = 128 GB/s (FLIT mode, no line code); Gen5's efficiency.
+      {"PCIe Gen6 x16", 128e9, 52.5 / 63.015, 500 * kPsPerNs},
+      // NVLink2 x6: 6 x 25 = 150 GB/s (V100); A100's fraction 230 / 300.
+      {"NVLink2 x6", 150e9, 230.0 / 300.0, 300 * kPsPerNs},
+      // NVLink5 x18: 18 x 50 = 900 GB/s; H100's fraction 365 / 450.
+      {"NVLink5 x18", 900e9, 365.0 / 450.0, 300 * kPsPerNs},
+      // XDR: 800 Gb/s / 8 = 100 GB/s; NDR's fraction 48.5 / 50.
+      {"InfiniBand XDR", 100e9, 48.5 / 50.0, 1350 * kPsPerNs},
+      {"EFA 100Gbps", 12.5e9, 1.0, 1350 * kPsPerNs},
+      {"Socket 62.4GB/s", 62.4e9, 1.0, 500 * kPsPerNs},
+      {"InfiniBand NDR", 50e9, 48.5 / 50.0, 1350 * kPsPerNs},
+      {"Ethernet 400Gbps", 50e9, 1.0, 1350 * kPsPerNs},
+  };
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    CAPTURE(i);
+    CHECK(c.links[i].label == expected[i].label);
+    CHECK(c.links[i].bandwidth_Bps == doctest::Approx(expected[i].bandwidth_Bps));
+    CHECK(c.links[i].efficiency == doctest::Approx(expected[i].efficiency));
+    CHECK(c.links[i].latency == expected[i].latency);
+  }
+  // A cpu without `pageable_copy` gets the default measured on the H100 device machine, 9.2 GB/s.
+  CHECK(node_named(c, "node0/cpu").pageable_copy_Bps == doctest::Approx(9.2e9));
+}
