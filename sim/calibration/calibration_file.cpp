@@ -56,7 +56,62 @@ json fit_quality(int points, double rms, double worst) {
   return {{"points", points}, {"rms_rel_error", rms}, {"max_rel_error", worst}};
 }
 
+json nccl_fit_json(const NcclFit& fit) {
+  json j;
+  j["op"] = fit.op;
+  j["params"] = nccl_params_json(fit.params);
+  j["ring_graph"] = {{"channels", fit.channels_ring}, {"per_channel_GBps", fit.channel_GBps}};
+  j["p2p_nvlink_efficiency"] = fit.p2p_nvlink_efficiency;
+  json configs = json::array();
+  for (const NcclConfigFit& f : fit.configs) {
+    json cfg = fit_quality(f.points, f.rms_rel_error, f.max_rel_error);
+    cfg["algo"] = coll::to_string(f.algo);
+    cfg["proto"] = coll::to_string(f.proto);
+    cfg["base_us"] = f.base_us;
+    cfg["hop_us"] = f.hop_us;
+    cfg["bus_GBps"] = f.bus_GBps;
+    configs.push_back(cfg);
+  }
+  j["fits"] = configs;
+  return j;
+}
+
+NcclFit nccl_fit_from(const Reader& r) {
+  NcclFit out;
+  out.op = r.text("op");
+  out.params = nccl_params_from_json(r.at("params"), r.file());
+  const Reader g = r.child(r.at("ring_graph"), "ring_graph");
+  out.channels_ring = g.integer("channels");
+  out.channel_GBps = g.number("per_channel_GBps");
+  out.p2p_nvlink_efficiency = r.number("p2p_nvlink_efficiency");
+  for (const json& v : r.array("fits")) {
+    const Reader f = r.child(v, "fits[]");
+    NcclConfigFit fit;
+    const auto algo = coll::parse_algo(f.text("algo"));
+    const auto proto = coll::parse_proto(f.text("proto"));
+    if (!algo) f.fail("algo", "unknown algorithm; valid: " + coll::valid_algos());
+    if (!proto) f.fail("proto", "unknown protocol; valid: " + coll::valid_protos());
+    fit.algo = *algo;
+    fit.proto = *proto;
+    fit.base_us = f.number("base_us");
+    fit.hop_us = f.number("hop_us");
+    fit.bus_GBps = f.number("bus_GBps");
+    fit.points = f.integer("points");
+    fit.rms_rel_error = f.number("rms_rel_error");
+    fit.max_rel_error = f.number("max_rel_error");
+    out.configs.push_back(fit);
+  }
+  return out;
+}
+
 }  // namespace
+
+const NcclFit& nccl_fit_for(const Calibration& calibration, const std::string& op) {
+  for (const NcclFit& f : calibration.nccl_by_op) {
+    if (f.op == op) return f;
+  }
+  return calibration.nccl;
+}
 
 std::string calibration_json(const Calibration& c) {
   json j;
@@ -69,20 +124,9 @@ std::string calibration_json(const Calibration& c) {
   j["split"] = {{"holdout_ranks", c.split.holdout_ranks},
                 {"holdout_sizes", to_string(c.split.sizes)},
                 {"rule", c.split.describe()}};
-  j["nccl"] = nccl_params_json(c.nccl.params);
-  j["nccl_ring_graph"] = {{"channels", c.nccl.channels_ring},
-                          {"per_channel_GBps", c.nccl.channel_GBps}};
-  json configs = json::array();
-  for (const NcclConfigFit& f : c.nccl.configs) {
-    json cfg = fit_quality(f.points, f.rms_rel_error, f.max_rel_error);
-    cfg["algo"] = coll::to_string(f.algo);
-    cfg["proto"] = coll::to_string(f.proto);
-    cfg["base_us"] = f.base_us;
-    cfg["hop_us"] = f.hop_us;
-    cfg["bus_GBps"] = f.bus_GBps;
-    configs.push_back(cfg);
-  }
-  j["nccl_fits"] = configs;
+  j["nccl"] = nccl_fit_json(c.nccl);
+  j["nccl_by_op"] = json::array();
+  for (const NcclFit& f : c.nccl_by_op) j["nccl_by_op"].push_back(nccl_fit_json(f));
   json copies = json::array();
   for (const CopyFit& f : c.copies) {
     json cf = fit_quality(f.points, f.rms_rel_error, f.max_rel_error);
@@ -139,27 +183,9 @@ Calibration parse_calibration(const std::string& text, const std::string& file_n
     c.split.holdout_ranks.push_back(v.get<int>());
   }
   c.split.sizes = parse_size_holdout(s.text("holdout_sizes"), "split.holdout_sizes");
-  c.nccl.params = nccl_params_from_json(r.at("nccl"), file_name);
-  const Reader g = r.child(r.at("nccl_ring_graph"), "nccl_ring_graph");
-  c.nccl.channels_ring = g.integer("channels");
-  c.nccl.channel_GBps = g.number("per_channel_GBps");
-  for (const json& v : r.array("nccl_fits")) {
-    const Reader f = r.child(v, "nccl_fits[]");
-    NcclConfigFit fit;
-    const auto algo = coll::parse_algo(f.text("algo"));
-    const auto proto = coll::parse_proto(f.text("proto"));
-    if (!algo) f.fail("algo", "unknown algorithm; valid: " + coll::valid_algos());
-    if (!proto) f.fail("proto", "unknown protocol; valid: " + coll::valid_protos());
-    fit.algo = *algo;
-    fit.proto = *proto;
-    fit.base_us = f.number("base_us");
-    fit.hop_us = f.number("hop_us");
-    fit.bus_GBps = f.number("bus_GBps");
-    fit.points = f.integer("points");
-    fit.rms_rel_error = f.number("rms_rel_error");
-    fit.max_rel_error = f.number("max_rel_error");
-    c.nccl.configs.push_back(fit);
-  }
+  c.nccl = nccl_fit_from(r.child(r.at("nccl"), "nccl"));
+  for (const json& v : r.array("nccl_by_op"))
+    c.nccl_by_op.push_back(nccl_fit_from(r.child(v, "nccl_by_op[]")));
   for (const json& v : r.array("copies")) {
     const Reader f = r.child(v, "copies[]");
     CopyFit fit;

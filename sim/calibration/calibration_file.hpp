@@ -22,9 +22,10 @@ struct Calibration {
   std::string gpu_name;  // from the measurement files
   int gpu_count = 0;
   long long nccl_version = 0;
-  std::string topology;  // the topology file the NCCL fit read (its name)
-  Split split;           // what was held out of the fit
-  NcclFit nccl;
+  std::string topology;             // the topology file the NCCL fit read (its name)
+  Split split;                      // what was held out of the fit
+  NcclFit nccl;                     // every op fitted together: for ops not measured
+  std::vector<NcclFit> nccl_by_op;  // one per measured collective
   std::vector<CopyFit> copies;
   ComputeFit compute;
 };
@@ -37,11 +38,18 @@ void save_calibration(const Calibration& calibration, const std::string& path);
 Calibration load_calibration(const std::string& path);
 Calibration parse_calibration(const std::string& text, const std::string& file_name);
 
+// The NCCL fit for collective `op` (nccl-tests name, "allreduce"): its own when measured, else
+// the every-op fit.
+const NcclFit& nccl_fit_for(const Calibration& calibration, const std::string& op);
+
 // The copy fits applied to a cluster: every NVLink link gets efficiency = peer bandwidth / its
 // line rate and latency = peer latency / the links of a peer route; PCIe links the same from the
 // pinned host copies (mean of both directions); each cpu node's pageable staging rate becomes
 // the pageable H2D bandwidth; each GPU model's memory bandwidth twice the device-copy bandwidth
 // (a device copy reads and writes every byte). Fits that are absent change nothing.
 void apply_links(const Calibration& calibration, topo::Cluster& cluster);
+// What one collective sees on top of apply_links: send/recv based ops with a fitted p2p NVLink
+// efficiency get it on every NVLink link.
+void apply_op_links(const NcclFit& fit, topo::Cluster& cluster);
 
 }  // namespace cs::cal

@@ -54,4 +54,11 @@ void apply_links(const Calibration& c, topo::Cluster& cluster) {
   }
 }
 
+void apply_op_links(const NcclFit& fit, topo::Cluster& cluster) {
+  if (!(fit.p2p_nvlink_efficiency > 0)) return;
+  for (topo::Link& l : cluster.links) {
+    if (l.kind == topo::LinkKind::nvlink) l.efficiency = fit.p2p_nvlink_efficiency;
+  }
+}
+
 }  // namespace cs::cal

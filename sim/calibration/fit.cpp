@@ -1,6 +1,7 @@
 // fit_calibration: the three fits side by side, with the machine's description.
 #include "calibration/fit.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 namespace cs::cal {
@@ -22,6 +23,16 @@ Calibration fit_calibration(const Measurements& data, const Split& split,
   c.topology = topology;
   c.split = split;
   c.nccl = fit_nccl(data, split, graph);
+  for (const char* op : {"allreduce", "allgather", "reducescatter", "broadcast", "reduce"}) {
+    const bool forced = std::any_of(data.nccl.begin(), data.nccl.end(), [&](const NcclPoint& p) {
+      return p.op == op && !p.is_default();
+    });
+    if (forced) c.nccl_by_op.push_back(fit_nccl(data, split, graph, op));
+  }
+  for (const char* op : {"alltoall", "sendrecv"}) {
+    NcclFit f = fit_nccl_p2p(data, split, graph, op);
+    if (!f.configs.empty()) c.nccl_by_op.push_back(std::move(f));
+  }
   c.copies = fit_copies(data, split);
   c.compute = fit_compute(data, split);
   return c;

@@ -52,6 +52,7 @@ std::vector<double> fit_free(const std::vector<FitRow>& rows, const std::vector<
     for (std::size_t i = 0; i < idx.size(); ++i)
       scale[i] = std::max(scale[i], std::fabs(row.x[idx[i]] / row.t));
   }
+  // A row of weight w enters as sqrt(w) * (its equation).
   for (double& s : scale) s = s > 0 ? s : 1.0;
   std::vector<std::vector<double>> a(idx.size(), std::vector<double>(idx.size(), 0.0));
   std::vector<double> b(idx.size(), 0.0);
@@ -59,8 +60,9 @@ std::vector<double> fit_free(const std::vector<FitRow>& rows, const std::vector<
     // Row of the scaled system: sum_j (x_j / t / s_j) c'_j = 1.
     for (std::size_t i = 0; i < idx.size(); ++i) {
       const double xi = row.x[idx[i]] / row.t / scale[i];
-      b[i] += xi;
-      for (std::size_t j = 0; j < idx.size(); ++j) a[i][j] += xi * row.x[idx[j]] / row.t / scale[j];
+      b[i] += row.weight * xi;
+      for (std::size_t j = 0; j < idx.size(); ++j)
+        a[i][j] += row.weight * xi * row.x[idx[j]] / row.t / scale[j];
     }
   }
   std::vector<double> c;
@@ -113,11 +115,38 @@ LinearFit fit_relative(const std::vector<FitRow>& rows) {
   return fit;
 }
 
+LinearFit fit_relative_robust(const std::vector<FitRow>& rows) {
+  std::vector<FitRow> weighted = rows;
+  LinearFit fit = fit_relative(weighted);
+  for (int iteration = 0; iteration < 30; ++iteration) {
+    for (FitRow& row : weighted) {
+      double p = 0;
+      for (std::size_t j = 0; j < row.x.size(); ++j) p += fit.coef[j] * row.x[j];
+      row.weight = 1.0 / std::max(std::fabs(relative_error(p, row.t)), 0.005);
+    }
+    fit = fit_relative(weighted);
+  }
+  // Quality figures of the final coefficients, every row counted alike.
+  LinearFit out = fit;
+  out.rms_rel_error = 0;
+  out.max_rel_error = 0;
+  double sum = 0;
+  for (const FitRow& row : rows) {
+    double p = 0;
+    for (std::size_t j = 0; j < row.x.size(); ++j) p += fit.coef[j] * row.x[j];
+    const double e = relative_error(p, row.t);
+    sum += e * e;
+    out.max_rel_error = std::max(out.max_rel_error, std::fabs(e));
+  }
+  out.rms_rel_error = std::sqrt(sum / static_cast<double>(rows.size()));
+  return out;
+}
+
 LinearFit fit_alpha_beta(const std::vector<double>& bytes, const std::vector<double>& t) {
   CS_ASSERT(bytes.size() == t.size(), "one time per size");
   std::vector<FitRow> rows;
   for (std::size_t i = 0; i < bytes.size(); ++i) rows.push_back({{1.0, bytes[i]}, t[i]});
-  return fit_relative(rows);
+  return fit_relative_robust(rows);
 }
 
 }  // namespace cs::cal

@@ -11,6 +11,7 @@ namespace cs::cal {
 struct FitRow {
   std::vector<double> x;
   double t = 0;
+  double weight = 1;  // of this row's squared relative error
 };
 
 struct LinearFit {
@@ -25,8 +26,15 @@ struct LinearFit {
 // Needs at least one row; rows with t <= 0 are a bug in the caller.
 LinearFit fit_relative(const std::vector<FitRow>& rows);
 
+// The same coefficients fitted for the median rather than the mean: iteratively reweighted least
+// squares towards the least absolute relative error (weights 1 / max(|error|, 0.5%)), so that a
+// knee between the latency and the bandwidth regime, which no alpha-beta line follows, bends
+// the fit less than it bends a least-squares fit. Reported errors are unweighted.
+LinearFit fit_relative_robust(const std::vector<FitRow>& rows);
+
 // The alpha-beta form t = latency + bytes / bandwidth over (bytes, t) pairs: coef[0] = latency,
 // coef[1] = 1 / bandwidth, in the caller's units (e.g. us and bytes -> us per byte).
+// Fitted robustly (fit_relative_robust).
 LinearFit fit_alpha_beta(const std::vector<double>& bytes, const std::vector<double>& t);
 
 // Relative error of a prediction: (predicted - measured) / measured.

@@ -52,12 +52,21 @@ Shapes shapes_for(const topo::ClusterGraph& graph, const std::vector<int>& count
 }
 
 // Training rows of one (algo, proto): x = {1, steps, S * busBw/algBw * G/nc / 1e3}; t in us.
-std::vector<FitRow> rows_for(const Measurements& data, const Split& split, Algo algo, Proto proto,
-                             const Shapes& shapes, const coll::NcclParams& params) {
+std::vector<FitRow> rows_for(const Measurements& data, const Split& split, const std::string& only,
+                             Algo algo, Proto proto, const Shapes& shapes,
+                             const coll::NcclParams& params) {
   std::vector<FitRow> rows;
   for (const NcclPoint& p : data.nccl) {
-    if (p.is_default()) continue;
-    const auto options = forced_options(p);
+    if (!only.empty() && p.op != only) continue;
+    auto options = forced_options(p);
+    if (p.is_default()) {
+      // A default run is a measurement of whatever NCCL logged it chose.
+      const auto a = coll::parse_algo(p.algo);
+      const auto q = coll::parse_proto(p.proto);
+      if (!a || !q) continue;
+      options->algo_mask = 1u << coll::index_of(*a);
+      options->proto_mask = 1u << coll::index_of(*q);
+    }
     const auto op = coll::parse_op(p.op);
     if (!options || !op) continue;
     if (options->algo_mask != (1u << coll::index_of(algo)) ||
@@ -107,7 +116,7 @@ double nvlink_figure_for(double bus_GBps, const topo::ClusterGraph& graph, int n
 }
 
 NcclConfigFit fit_config(const std::vector<FitRow>& rows, Algo algo, Proto proto) {
-  const LinearFit f = fit_relative(rows);
+  const LinearFit f = fit_relative_robust(rows);
   NcclConfigFit out;
   out.algo = algo;
   out.proto = proto;
@@ -189,9 +198,11 @@ int nccl_curve_gap(const Measurements& data, const NcclPoint& point) {
   return ladder_gap(sizes);
 }
 
-NcclFit fit_nccl(const Measurements& data, const Split& split, const topo::ClusterGraph& graph) {
+NcclFit fit_nccl(const Measurements& data, const Split& split, const topo::ClusterGraph& graph,
+                 const std::string& op) {
   const coll::GpuArch arch = coll::arch_from_gpu_name(data.node.gpu_name);
   NcclFit out;
+  out.op = op;
   out.params = coll::nccl_priors(arch);
   const std::vector<int> counts = nccl_rank_counts(data);
   if (counts.empty()) return out;
@@ -206,7 +217,7 @@ NcclFit fit_nccl(const Measurements& data, const Split& split, const topo::Clust
   coll::NcclParams params = out.params;
   for (int pass = 0; pass < 2; ++pass) {
     const Shapes shapes = shapes_for(graph, counts, params);
-    const auto rows = rows_for(data, split, Algo::ring, Proto::simple, shapes, params);
+    const auto rows = rows_for(data, split, op, Algo::ring, Proto::simple, shapes, params);
     if (rows.empty()) break;
     const NcclConfigFit f = fit_config(rows, Algo::ring, Proto::simple);
     if (f.bus_GBps > 0)
@@ -222,15 +233,57 @@ NcclFit fit_nccl(const Measurements& data, const Split& split, const topo::Clust
                                           {Algo::ring, Proto::ll128},  {Algo::tree, Proto::simple},
                                           {Algo::tree, Proto::ll},     {Algo::tree, Proto::ll128}};
   coll::NcclParams fitted = params;
-  fitted.source = "calibrated";
+  fitted.source = "calibrated (" + (op.empty() ? std::string("every op") : op) + ")";
   for (const auto& [algo, proto] : order) {
-    const auto rows = rows_for(data, split, algo, proto, shapes, params);
+    const auto rows = rows_for(data, split, op, algo, proto, shapes, params);
     if (rows.size() < 3) continue;
     const NcclConfigFit f = fit_config(rows, algo, proto);
     out.configs.push_back(f);
     apply_config(f, reference, fitted);
   }
   out.params = fitted;
+  return out;
+}
+
+bool is_p2p_op(const std::string& op) {
+  return op == "alltoall" || op == "sendrecv";
+}
+
+NcclFit fit_nccl_p2p(const Measurements& data, const Split& split, const topo::ClusterGraph& graph,
+                     const std::string& op) {
+  NcclFit out;
+  out.op = op;
+  out.params = coll::nccl_priors(coll::arch_from_gpu_name(data.node.gpu_name));
+  const topo::Cluster& c = graph.cluster();
+  double nvlink_Bps = 0;  // one GPU's NVLink line rate towards the switch / its peers
+  const int gpu0 = c.ranks.empty() ? -1 : c.ranks.front();
+  for (const topo::Link& l : c.links) {
+    if (l.kind == topo::LinkKind::nvlink && (l.a == gpu0 || l.b == gpu0))
+      nvlink_Bps = std::max(nvlink_Bps, l.bandwidth_Bps);
+  }
+  std::vector<FitRow> rows;
+  for (const NcclPoint& p : data.nccl) {
+    if (p.op != op || !p.is_default() || p.n_ranks < 2) continue;
+    if (split.held_out(p.n_ranks, p.bytes, nccl_curve_gap(data, p))) continue;
+    const double share = op == "alltoall" ? (p.n_ranks - 1.0) / p.n_ranks : 1.0;
+    rows.push_back({{1.0, p.bytes * share / 1e3}, p.time_us});
+  }
+  if (rows.size() < 3 || !(nvlink_Bps > 0)) return out;
+  const LinearFit f = fit_relative_robust(rows);
+  const int r = coll::index_of(Algo::ring);
+  const int s = coll::index_of(Proto::simple);
+  out.params.source = "calibrated (" + op + ")";
+  out.params.base_latency_us[r][s] = f.coef[0];
+  for (auto& link_class : out.params.hop_latency_us) link_class[r][s] = 0.0;
+  const double bw_GBps = f.coef[1] > 0 ? 1.0 / f.coef[1] : 0.0;
+  out.p2p_nvlink_efficiency = std::min(1.0, bw_GBps * 1e9 / nvlink_Bps);
+  NcclConfigFit cfg;
+  cfg.base_us = f.coef[0];
+  cfg.bus_GBps = bw_GBps;
+  cfg.points = f.points;
+  cfg.rms_rel_error = f.rms_rel_error;
+  cfg.max_rel_error = f.max_rel_error;
+  out.configs.push_back(cfg);
   return out;
 }
 

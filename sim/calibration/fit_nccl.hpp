@@ -34,15 +34,31 @@ struct NcclConfigFit {
 };
 
 struct NcclFit {
+  std::string op;           // the collective fitted ("" = every op together)
   coll::NcclParams params;  // priors with the fitted figures in place
   std::vector<NcclConfigFit> configs;
   int channels_ring = 0;  // the calibrated ring graph: channels x per-channel GB/s
   double channel_GBps = 0;
+  // Send/recv based ops (alltoall, sendrecv) bypass the tuner: NCCL's p2p path, latency
+  // base + hop of Ring Simple, bandwidth whatever the NVLinks carry. Their fit sets that latency
+  // (hop 0) and the NVLink efficiency the op sees (0: not fitted).
+  double p2p_nvlink_efficiency = 0;
 };
 
-// Fits on the training points of `data` (forced runs only); the graph supplies the links the
-// channel search reads. Configurations without training points keep their priors.
-NcclFit fit_nccl(const Measurements& data, const Split& split, const topo::ClusterGraph& graph);
+// Fits on the training points of `data` (forced runs, and default runs as the (algo, proto) NCCL
+// logged) of collective `op` ("" = every op together); the graph supplies the links the channel
+// search reads. Configurations without training points keep their priors.
+NcclFit fit_nccl(const Measurements& data, const Split& split, const topo::ClusterGraph& graph,
+                 const std::string& op = "");
+
+// alltoall / sendrecv from their (default) runs: t = latency + S * share / (NVLink rate x eff),
+// share = (n-1)/n for alltoall (every GPU sends n-1 slices of S/n over its one NVSwitch port),
+// 1 for sendrecv.
+NcclFit fit_nccl_p2p(const Measurements& data, const Split& split, const topo::ClusterGraph& graph,
+                     const std::string& op);
+
+// Whether NCCL runs `op` through point-to-point sends (no tuner).
+bool is_p2p_op(const std::string& op);
 
 // The tuner options a measured run was forced to (all enabled for "default"); nullopt for a
 // forced name NCCL has but the tuner does not know.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <tuple>
 
 #include "calibration/fit_least_squares.hpp"
@@ -26,8 +27,31 @@ std::string upper(std::string s) {
   return s;
 }
 
+// Calibrated predictors, one per collective: each op runs with its own fitted constants.
+class CalibratedPredictors {
+ public:
+  CalibratedPredictors(const topo::Cluster& cluster, const Calibration& cal)
+      : cluster_(cluster), cal_(cal) {}
+  Predictor& for_op(const std::string& op) {
+    auto& p = by_op_[op];
+    if (!p) {
+      const NcclFit& fit = op.empty() ? cal_.nccl : nccl_fit_for(cal_, op);
+      topo::Cluster cluster = cluster_;
+      apply_links(cal_, cluster);
+      apply_op_links(fit, cluster);
+      p = std::make_unique<Predictor>(std::move(cluster), fit.params);
+    }
+    return *p;
+  }
+
+ private:
+  const topo::Cluster& cluster_;
+  const Calibration& cal_;
+  std::map<std::string, std::unique_ptr<Predictor>> by_op_;
+};
+
 void predict_nccl(const Measurements& data, const Calibration& cal, Predictor& prior,
-                  Predictor& calibrated, std::vector<Prediction>& out) {
+                  CalibratedPredictors& calibrated, std::vector<Prediction>& out) {
   for (const NcclPoint& p : data.nccl) {
     const auto op = coll::parse_op(p.op);
     const auto options = forced_options(p);
@@ -41,7 +65,15 @@ void predict_nccl(const Measurements& data, const Calibration& cal, Predictor& p
     r.held_out = cal.split.held_out(p.n_ranks, p.bytes, nccl_curve_gap(data, p));
     r.measured_us = p.time_us;
     const coll::CollectiveResult a = prior.collective(*op, p.n_ranks, p.bytes, *options);
-    const coll::CollectiveResult b = calibrated.collective(*op, p.n_ranks, p.bytes, *options);
+    // NCCL picks its algorithm with its built-in model, whatever the hardware then delivers: the
+    // calibrated run takes the prior's choice and times it with the fitted constants.
+    coll::TunerOptions chosen = *options;
+    if (!a.choice.p2p) {
+      chosen.algo_mask = 1u << coll::index_of(a.choice.estimate.algo);
+      chosen.proto_mask = 1u << coll::index_of(a.choice.estimate.proto);
+    }
+    const coll::CollectiveResult b =
+        calibrated.for_op(p.op).collective(*op, p.n_ranks, p.bytes, chosen);
     r.prior_us = a.time_us();
     r.calibrated_us = b.time_us();
     r.prior_choice = choice_name(a.choice);
@@ -112,11 +144,9 @@ Validation validate(const Measurements& data, const topo::Cluster& cluster,
   v.topology = cluster.name;
   v.split = calibration.split.describe();
   Predictor prior(cluster, coll::nccl_priors(coll::arch_from_gpu_name(data.node.gpu_name)));
-  topo::Cluster calibrated_cluster = cluster;
-  apply_links(calibration, calibrated_cluster);
-  Predictor calibrated(calibrated_cluster, calibration.nccl.params);
+  CalibratedPredictors calibrated(cluster, calibration);
   predict_nccl(data, calibration, prior, calibrated, v.predictions);
-  predict_copies(data, calibration, prior, calibrated, v.predictions);
+  predict_copies(data, calibration, prior, calibrated.for_op(""), v.predictions);
 
   // Rows keyed so that NCCL comes first, ops and configs in a fixed order.
   using Key = std::tuple<std::string, std::string, int, std::string>;
