@@ -15,20 +15,6 @@
 
 namespace cs::net {
 
-// Replaces the heap's top by `value` and sifts it down: a stale entry re-keyed in one pass.
-void MaxMinSharing::replace_top(std::vector<Level>& heap, Level value) {
-  const std::size_t size = heap.size();
-  std::size_t slot = 0;
-  while (true) {
-    std::size_t child = 2 * slot + 1;
-    if (child >= size) break;
-    if (child + 1 < size && Higher{}(heap[child], heap[child + 1])) ++child;
-    if (!Higher{}(value, heap[child])) break;
-    heap[slot] = heap[child];
-    slot = child;
-  }
-  heap[slot] = value;
-}
 std::vector<ChannelUse> count_channel_uses(std::span<const topo::ChannelId> channels) {
   std::vector<topo::ChannelId> sorted(channels.begin(), channels.end());
   std::sort(sorted.begin(), sorted.end());
@@ -69,6 +55,8 @@ MaxMinSharing::FlowIndex MaxMinSharing::add(std::span<const topo::ChannelId> cha
   if (free_flows_.empty()) {
     index = static_cast<FlowIndex>(flows_.size());
     flows_.emplace_back();
+    flow_visit_.push_back(0);
+    flow_frozen_.push_back(0);
   } else {
     index = free_flows_.back();
     free_flows_.pop_back();
@@ -89,6 +77,7 @@ MaxMinSharing::FlowIndex MaxMinSharing::add(std::span<const topo::ChannelId> cha
     member_index_pool_.push_back(static_cast<std::int32_t>(members.size()));
     members.push_back(Member{index, use.multiplicity, static_cast<std::int32_t>(u)});
     channels_[static_cast<std::size_t>(use.channel)].total_weight += use.multiplicity;
+    ++channels_[static_cast<std::size_t>(use.channel)].flow_count;
     mark_dirty(use.channel);
   }
   if (counted.empty()) added_without_channels_.push_back(index);
@@ -112,6 +101,7 @@ void MaxMinSharing::remove(FlowIndex index) {
           static_cast<std::int32_t>(position);
     }
     channels_[static_cast<std::size_t>(use.channel)].total_weight -= use.multiplicity;
+    --channels_[static_cast<std::size_t>(use.channel)].flow_count;
     mark_dirty(use.channel);
   }
   dead_uses_ += flow.use_count;
@@ -177,8 +167,8 @@ void MaxMinSharing::collect_component() {
     state.unfrozen_weight = state.total_weight;
     state.load_Bps = 0;
     // A channel with one flow on it is that flow's private cap (see below), not a heap entry.
-    if (members_[static_cast<std::size_t>(c)].size() > 1) {
-      heap_.push_back(Level{state.capacity_Bps / static_cast<double>(state.total_weight), c});
+    if (state.flow_count > 1) {
+      heap_.push_unordered(Level{state.capacity_Bps / static_cast<double>(state.total_weight), c});
     }
     component_channels_.push_back(c);
   };
@@ -189,33 +179,33 @@ void MaxMinSharing::collect_component() {
   dirty_channels_.clear();
   for (std::size_t next = 0; next < component_channels_.size(); ++next) {
     for (const Member& member : members_[static_cast<std::size_t>(component_channels_[next])]) {
-      FlowState& flow = flows_[static_cast<std::size_t>(member.flow)];
-      if (flow.visit == visit_) continue;
-      flow.visit = visit_;
-      flow.frozen = false;
+      std::uint32_t& visited = flow_visit_[static_cast<std::size_t>(member.flow)];
+      if (visited == visit_) continue;
+      visited = visit_;
       component_flows_.push_back(member.flow);
+      const FlowState& flow = flows_[static_cast<std::size_t>(member.flow)];
       // The flow's cap: its max rate and the share of every channel it has to itself. On sparse
       // fabrics most channels carry one flow, so this keeps the heap to the shared channels.
       double cap = flow.max_rate_Bps;
       const ChannelUse* use = use_pool_.data() + flow.first_use;
       for (const ChannelUse* end = use + flow.use_count; use != end; ++use) {
         const auto c = static_cast<std::size_t>(use->channel);
-        if (members_[c].size() == 1) {
+        if (channels_[c].flow_count == 1) {
           cap = std::min(cap, channels_[c].capacity_Bps / static_cast<double>(use->multiplicity));
         }
         if (channels_[c].visit != visit_) reach(use->channel);
       }
-      if (std::isfinite(cap)) heap_.push_back(Level{cap, channel_keys + member.flow});
+      if (std::isfinite(cap)) heap_.push_unordered(Level{cap, channel_keys + member.flow});
     }
   }
 }
 
 void MaxMinSharing::solve_component() {
   const auto channel_keys = static_cast<std::int64_t>(channels_.size());
-  std::make_heap(heap_.begin(), heap_.end(), Higher{});
+  heap_.build();
   std::size_t frozen = 0;
   while (!heap_.empty() && frozen < component_flows_.size()) {
-    const Level level = heap_.front();
+    const Level level = heap_.top();
     if (level.key < channel_keys) {
       const ChannelState& state = channels_[static_cast<std::size_t>(level.key)];
       const double share =
@@ -223,15 +213,14 @@ void MaxMinSharing::solve_component() {
               ? level.rate_Bps
               : std::max(0.0, state.remaining_Bps) / static_cast<double>(state.unfrozen_weight);
       if (share != level.rate_Bps) {  // stale: the share rose since this entry was pushed
-        replace_top(heap_, Level{share, level.key});
+        heap_.replace_top(Level{share, level.key});
         continue;
       }
     }
-    std::pop_heap(heap_.begin(), heap_.end(), Higher{});
-    heap_.pop_back();
+    heap_.pop();
     if (level.key >= channel_keys) {
       const auto index = static_cast<FlowIndex>(level.key - channel_keys);
-      if (!flows_[static_cast<std::size_t>(index)].frozen) {
+      if (flow_frozen_[static_cast<std::size_t>(index)] != visit_) {
         freeze(index, level.rate_Bps);
         ++frozen;
       }
@@ -242,7 +231,7 @@ void MaxMinSharing::solve_component() {
     const double share = level.rate_Bps;
     // The channel saturates: freeze its unfrozen flows (freeze() never changes member lists).
     for (const Member& member : members_[static_cast<std::size_t>(level.key)]) {
-      if (!flows_[static_cast<std::size_t>(member.flow)].frozen) {
+      if (flow_frozen_[static_cast<std::size_t>(member.flow)] != visit_) {
         freeze(member.flow, share);
         ++frozen;
       }
@@ -255,7 +244,7 @@ void MaxMinSharing::solve_component() {
 
 void MaxMinSharing::freeze(FlowIndex index, double rate_Bps) {
   FlowState& flow = flows_[static_cast<std::size_t>(index)];
-  flow.frozen = true;
+  flow_frozen_[static_cast<std::size_t>(index)] = visit_;
   flow.rate_Bps = rate_Bps;
   const ChannelUse* use = use_pool_.data() + flow.first_use;
   for (const ChannelUse* end = use + flow.use_count; use != end; ++use) {

@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "network/quaternary_heap.hpp"
 #include "topology/graph.hpp"
 
 namespace cs::net {
@@ -77,6 +78,7 @@ class MaxMinSharing {
     double load_Bps = 0;               // sum of multiplicity x rate, as of the last update()
     std::int32_t total_weight = 0;     // sum of multiplicities of the flows on it
     std::int32_t unfrozen_weight = 0;  // solve scratch: the part of it not yet frozen
+    std::int32_t flow_count = 0;       // members, kept here to spare a look at the list
     std::uint32_t visit = 0;           // stamp of the last update() that reached it
     bool dirty = false;
   };
@@ -87,23 +89,19 @@ class MaxMinSharing {
     double rate_Bps = 0;
     std::uint32_t first_use = 0;
     std::uint32_t use_count = 0;
-    std::uint32_t visit = 0;
     bool active = false;
-    bool frozen = false;
   };
   struct Level {  // a candidate water level: a channel's fair share or a flow's cap
     double rate_Bps;
     std::int64_t key;  // channel id, or channel_count + flow index for a cap
   };
-  // Min-heap order on (rate, key): ties break on the key, so every solve is deterministic.
-  // A function object, not a function pointer, so that the heap algorithms inline it.
-  struct Higher {
+  // Pop order (rate, key): ties break on the key, so every solve is deterministic.
+  struct Lower {
     bool operator()(const Level& x, const Level& y) const {
-      return x.rate_Bps != y.rate_Bps ? x.rate_Bps > y.rate_Bps : x.key > y.key;
+      return x.rate_Bps != y.rate_Bps ? x.rate_Bps < y.rate_Bps : x.key < y.key;
     }
   };
 
-  static void replace_top(std::vector<Level>& heap, Level value);
   void mark_dirty(topo::ChannelId channel);
   void compact_pools();
   void collect_component();
@@ -113,6 +111,10 @@ class MaxMinSharing {
   std::vector<ChannelState> channels_;
   std::vector<std::vector<Member>> members_;
   std::vector<FlowState> flows_;
+  // Per flow, apart from FlowState so that the hot loops touch 4 bytes per flow: the stamp of the
+  // last update() that reached it, and of the last one that froze it.
+  std::vector<std::uint32_t> flow_visit_;
+  std::vector<std::uint32_t> flow_frozen_;
   std::vector<ChannelUse> use_pool_;
   std::vector<std::int32_t> member_index_pool_;  // per use: position in the channel's members
   std::size_t dead_uses_ = 0;                    // pool entries of removed flows
@@ -121,7 +123,7 @@ class MaxMinSharing {
   std::vector<FlowIndex> added_without_channels_;  // solved trivially: rate = max rate
   std::vector<FlowIndex> component_flows_;
   std::vector<topo::ChannelId> component_channels_;
-  std::vector<Level> heap_;
+  QuaternaryHeap<Level, Lower> heap_;
   std::uint32_t visit_ = 0;
   int active_flows_ = 0;
 };
