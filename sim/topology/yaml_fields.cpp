@@ -115,6 +115,12 @@ void Fields::forbid(std::initializer_list<std::string_view> keys, const std::str
   }
 }
 
+YAML::Node Fields::list(const std::string& key) const {
+  const YAML::Node node = map_[key];
+  if (!node.IsSequence()) fail(key, "must be a list of entries (lines starting with '-')");
+  return node;
+}
+
 std::string Fields::text(const std::string& key) const {
   if (!has(key)) fail(key, "missing in " + what_);
   return scalar_text(map_[key], key, loc(key));

@@ -45,6 +45,7 @@ class Fields {
   void forbid(std::initializer_list<std::string_view> keys, const std::string& context,
               const std::string& valid) const;
 
+  YAML::Node list(const std::string& key) const;   // required sequence
   std::string text(const std::string& key) const;  // required scalar
   std::optional<std::string> optional_text(const std::string& key) const;
   long long integer(const std::string& key, long long min, long long max) const;  // required
