@@ -10,5 +10,6 @@ void add_coll_command(CLI::App& app);
 void add_flows_command(CLI::App& app);
 void add_fit_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
+void add_discover_command(CLI::App& app);
 
 }  // namespace cs::cli

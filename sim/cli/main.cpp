@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   cs::cli::add_flows_command(app);
   cs::cli::add_fit_command(app);
   cs::cli::add_validate_command(app);
+  cs::cli::add_discover_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
