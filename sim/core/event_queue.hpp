@@ -33,12 +33,14 @@ class EventQueue {
     std::uint64_t sequence;
     std::uint32_t slot;  // index into callbacks_
   };
-  static bool later(const Entry& x, const Entry& y) {
-    return x.at != y.at ? x.at > y.at : x.sequence > y.sequence;
+  static bool earlier(const Entry& x, const Entry& y) {
+    return x.at != y.at ? x.at < y.at : x.sequence < y.sequence;
   }
+  void sift_up(std::size_t slot, Entry entry);
+  void sift_down(std::size_t slot, Entry entry);
   void pop_and_run();
 
-  std::vector<Entry> heap_;
+  std::vector<Entry> heap_;  // 4-ary min-heap on (at, sequence)
   std::vector<Callback> callbacks_;
   std::vector<std::uint32_t> free_slots_;
   TimePs now_ = 0;
