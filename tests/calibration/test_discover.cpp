@@ -1,0 +1,167 @@
+// Discovery end to end: nvidia-smi text (+ NCCL XML) -> topology YAML -> cs::topo::load_cluster.
+// Expected bandwidths come from topologies/README.md's rules: NVLink4 = 18 x 25 GB/s = 450 GB/s per
+// direction; PCIe Gen5 x16 = 32 GT/s x 16 lanes x 128/130 / 8 = 63.02 GB/s.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "calibration/discover.hpp"
+#include "core/error.hpp"
+#include "topology/loader.hpp"
+
+namespace {
+
+std::string read_data(const std::string& relative) {
+  std::ifstream in(std::string(CLUSTERSIM_SOURCE_DIR) + "/calibrate/data/" + relative);
+  REQUIRE(in);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+cs::cal::DiscoverOptions options(const std::string& name) {
+  cs::cal::DiscoverOptions o;
+  o.name = name;
+  o.host_memory_bandwidth = "307.2GB/s";
+  o.smi_source = "topo-m.txt";
+  return o;
+}
+
+int count_nodes(const cs::topo::Cluster& c, cs::topo::NodeKind kind) {
+  return static_cast<int>(std::count_if(c.nodes.begin(), c.nodes.end(),
+                                        [&](const cs::topo::Node& n) { return n.kind == kind; }));
+}
+
+std::vector<const cs::topo::Link*> links_of(const cs::topo::Cluster& c, cs::topo::LinkKind kind) {
+  std::vector<const cs::topo::Link*> out;
+  for (const auto& l : c.links) {
+    if (l.kind == kind) out.push_back(&l);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "discover h200x4 from topo -m and NCCL's XML: 4 GPUs on one NVSwitch at 450 GB/s, PCIe Gen5 to "
+    "the CPU") {
+  const auto smi = cs::cal::parse_nvidia_smi_topo(read_data("h200x4/topo-m.txt"), "topo-m.txt");
+  const auto nccl =
+      cs::cal::parse_nccl_topo_xml(read_data("h200x4/nccl-topo.xml"), "nccl-topo.xml");
+  auto o = options("h200x4");
+  o.nccl_source = "nccl-topo.xml";
+  const auto server = cs::cal::discover_server(smi, &nccl, o);
+  CHECK(std::string(server.model->model) == "H200-SXM-141GB");  // from PCI id 0x2335
+  CHECK(server.nvswitch);
+  const auto cluster =
+      cs::topo::load_cluster_from_string(cs::cal::topology_yaml(server, o), "h200x4.yaml");
+  CHECK(cluster.ranks.size() == 4);
+  CHECK(count_nodes(cluster, cs::topo::NodeKind::nvswitch) == 1);
+  CHECK(count_nodes(cluster, cs::topo::NodeKind::cpu) == 1);
+  CHECK(count_nodes(cluster, cs::topo::NodeKind::pcie_switch) == 0);
+  const auto nvlinks = links_of(cluster, cs::topo::LinkKind::nvlink);
+  REQUIRE(nvlinks.size() == 4);
+  for (const auto* l : nvlinks) CHECK(l->bandwidth_Bps == doctest::Approx(450e9));
+  const auto pcie = links_of(cluster, cs::topo::LinkKind::pcie);
+  REQUIRE(pcie.size() == 4);
+  for (const auto* l : pcie) CHECK(l->bandwidth_Bps == doctest::Approx(32e9 * 16 * 128 / 130 / 8));
+}
+
+TEST_CASE(
+    "discover h200x2 from topo -m alone: two GPUs with NV18 become one direct NVLink4 x18 link") {
+  // Without NCCL's XML two GPUs with NV18 could be cabled directly or switched; for two GPUs both
+  // give one 450 GB/s path, and discovery writes the direct link.
+  const auto smi = cs::cal::parse_nvidia_smi_topo(read_data("h200x2/topo-m.txt"), "topo-m.txt");
+  auto o = options("h200x2");
+  o.gpu = "NVIDIA H200";
+  const auto server = cs::cal::discover_server(smi, nullptr, o);
+  CHECK_FALSE(server.nvswitch);
+  const auto cluster =
+      cs::topo::load_cluster_from_string(cs::cal::topology_yaml(server, o), "h200x2.yaml");
+  CHECK(cluster.ranks.size() == 2);
+  const auto nvlinks = links_of(cluster, cs::topo::LinkKind::nvlink);
+  REQUIRE(nvlinks.size() == 1);
+  CHECK(nvlinks[0]->bandwidth_Bps == doctest::Approx(450e9));
+}
+
+TEST_CASE("discover h100x1: one GPU, model named by --gpu") {
+  const auto smi = cs::cal::parse_nvidia_smi_topo(read_data("h100x1/topo-m.txt"), "topo-m.txt");
+  auto o = options("h100x1");
+  o.gpu = "NVIDIA H100 80GB HBM3";
+  const auto cluster = cs::topo::load_cluster_from_string(
+      cs::cal::topology_yaml(cs::cal::discover_server(smi, nullptr, o), o), "h100x1.yaml");
+  CHECK(cluster.ranks.size() == 1);
+  CHECK(cluster.gpu_models.at(0).name == "H100-SXM5-80GB");
+  CHECK(links_of(cluster, cs::topo::LinkKind::nvlink).empty());
+}
+
+TEST_CASE(
+    "discover a two-socket board with NICs: PCIe switches from PIX, NICs on them, a socket link") {
+  const std::string text =
+      "\tGPU0\tGPU1\tGPU2\tGPU3\tNIC0\tNIC1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n"
+      "GPU0\t X \tNV18\tNV18\tNV18\tPIX\tSYS\t0-47\t0\t\tN/A\n"
+      "GPU1\tNV18\t X \tNV18\tNV18\tPIX\tSYS\t0-47\t0\t\tN/A\n"
+      "GPU2\tNV18\tNV18\t X \tNV18\tSYS\tPIX\t48-95\t1\t\tN/A\n"
+      "GPU3\tNV18\tNV18\tNV18\t X \tSYS\tPIX\t48-95\t1\t\tN/A\n"
+      "NIC0\tPIX\tPIX\tSYS\tSYS\t X \tSYS\n"
+      "NIC1\tSYS\tSYS\tPIX\tPIX\tSYS\t X \n"
+      "\nNIC Legend:\n\n  NIC0: mlx5_0\n  NIC1: mlx5_1\n";
+  const auto smi = cs::cal::parse_nvidia_smi_topo(text, "board.txt");
+  auto o = options("board");
+  o.gpu = "NVIDIA H100 80GB HBM3";
+  SUBCASE("two NUMA nodes need the socket bandwidth") {
+    CHECK_THROWS_WITH_AS(cs::cal::discover_server(smi, nullptr, o),
+                         doctest::Contains("--socket-bandwidth"), cs::InputError);
+  }
+  o.socket_bandwidth = "128GB/s";
+  const auto server = cs::cal::discover_server(smi, nullptr, o);
+  // 4 uniform NV18 pairs: more links than a GPU has, so NVSwitch.
+  CHECK(server.nvswitch);
+  CHECK(server.sockets == 2);
+  CHECK(server.pcie_switches == 2);
+  CHECK(server.nic_names == std::vector<std::string>{"mlx5_0", "mlx5_1"});
+  const auto cluster =
+      cs::topo::load_cluster_from_string(cs::cal::topology_yaml(server, o), "board.yaml");
+  // 4 GPUs + nvswitch + 2 cpus + 2 PCIe switches + 2 NICs.
+  CHECK(cluster.nodes.size() == 11);
+  // 4 NVLink + 4 GPU-switch + 2 NIC-switch + 2 switch-CPU + 1 socket.
+  CHECK(cluster.links.size() == 13);
+  CHECK(links_of(cluster, cs::topo::LinkKind::socket).size() == 1);
+  // GPU1 and NIC0 hang off the same switch, which goes to cpu0.
+  const int gpu1 = cluster.find_node("node0/gpu1");
+  const int nic0 = cluster.find_node("node0/nic0");
+  const int pcie0 = cluster.find_node("node0/pcie0");
+  const int cpu0 = cluster.find_node("node0/cpu0");
+  REQUIRE(gpu1 >= 0);
+  auto linked = [&](int a, int b) {
+    return std::any_of(cluster.links.begin(), cluster.links.end(), [&](const cs::topo::Link& l) {
+      return (l.a == a && l.b == b) || (l.a == b && l.b == a);
+    });
+  };
+  CHECK(linked(gpu1, pcie0));
+  CHECK(linked(nic0, pcie0));
+  CHECK(linked(pcie0, cpu0));
+}
+
+TEST_CASE("discover refuses what it cannot know") {
+  const auto smi = cs::cal::parse_nvidia_smi_topo(read_data("h200x4/topo-m.txt"), "topo-m.txt");
+  auto o = options("x");
+  SUBCASE("no GPU model without NCCL's XML or --gpu") {
+    CHECK_THROWS_WITH_AS(cs::cal::discover_server(smi, nullptr, o),
+                         doctest::Contains("give --gpu with one of 'NVIDIA H200'"), cs::InputError);
+  }
+  SUBCASE("no host memory bandwidth") {
+    o.gpu = "NVIDIA H200";
+    o.host_memory_bandwidth.clear();
+    CHECK_THROWS_WITH_AS(cs::cal::discover_server(smi, nullptr, o),
+                         doctest::Contains("--host-memory-bandwidth"), cs::InputError);
+  }
+  SUBCASE("NVLink on a model without it") {
+    o.gpu = "NVIDIA L40S";
+    CHECK_THROWS_WITH_AS(cs::cal::discover_server(smi, nullptr, o),
+                         doctest::Contains("L40S has none"), cs::InputError);
+  }
+}
