@@ -3,7 +3,9 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -355,4 +357,24 @@ cluster: [{server: s}]
   }
   // A cpu without `pageable_copy` gets the default measured on the H100 device machine, 9.2 GB/s.
   CHECK(node_named(c, "node0/cpu").pageable_copy_Bps == doctest::Approx(9.2e9));
+}
+
+TEST_CASE("the example in topologies/README.md loads as documented") {
+  std::ifstream in(std::string(CLUSTERSIM_SOURCE_DIR) + "/topologies/README.md");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string readme = text.str();
+  const std::size_t begin = readme.find("```yaml\n");
+  REQUIRE(begin != std::string::npos);
+  const std::size_t end = readme.find("```", begin + 8);
+  REQUIRE(end != std::string::npos);
+  const Cluster c = load_cluster_from_string(readme.substr(begin + 8, end - begin - 8), "README");
+  // Two DGX H100 instances: 16 GPUs, ranks node0/gpu0 .. node1/gpu7; 8 rails of one leaf each,
+  // 2 NICs per leaf -> 2 uplinks per leaf, 16 uplinks -> 1 spine of 64 ports.
+  CHECK(c.name == "two-dgx");
+  CHECK(c.ranks.size() == 16);
+  CHECK(c.nodes[static_cast<std::size_t>(c.ranks[9])].name == "node1/gpu1");
+  CHECK(c.fabric.kind == "rail_optimized");
+  CHECK(c.fabric.leaves.size() == 8);
+  CHECK(c.fabric.spines.size() == 1);
 }
