@@ -1,6 +1,7 @@
 // `clustersim coll`: an nccl-tests run in simulation. For a topology, a collective, a rank count or
 // list and a size ladder, prints nccl-tests' table (size, count, type, time, algbw, busbw) plus the
 // algorithm, protocol and channels NCCL's tuner chose per row; --csv and --json for machines.
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -207,8 +208,10 @@ void run_coll(const CollArgs& a) {
             << shape.n_ranks << " ranks on " << shape.n_nodes << " node(s), fidelity " << a.fidelity
             << ", " << comm.params().source << "\n"
             << "# ring graph: " << shape.ring.n_channels << " channels x "
-            << shape.ring.bw_intra_GBps << " GB/s; NVLS " << (options.nvls_enabled ? "on" : "off")
-            << "\n#\n";
+            << shape.ring.bw_intra_GBps << " GB/s, run on "
+            << std::min(shape.ring.n_channels * comm.params().runtime_channel_multiplier,
+                        comm.params().max_channels)
+            << "; NVLS " << (options.nvls_enabled ? "on" : "off") << "\n#\n";
   std::snprintf(line, sizeof line, "#%12s %13s %9s %7s %7s %10s %8s %8s  %-6s %-6s %8s\n", "size",
                 "count", "type", "redop", "root", "time", "algbw", "busbw", "algo", "proto",
                 "channels");

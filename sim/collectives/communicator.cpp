@@ -1,6 +1,7 @@
 // Turning a tuned collective into flows: bytes per edge, rate caps and latencies per algorithm.
 #include "collectives/communicator.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -121,10 +122,12 @@ void Communicator::run(EventQueue& queue, net::NetworkModel& network, const Coll
   const double S = call.bytes;
   const double nc = ch.n_channels;
   const TimePs latency = ps_from_us(ch.estimate.latency_us);
-  // Per-channel rate cap: the tuner's bandwidth shared by the graph's channels, so that fewer
-  // channels (small messages) also mean less bandwidth, as on the GPU.
-  const double per_channel_bus_Bps = ch.estimate.bus_bw_GBps * 1e9 / ch.graph_channels;
-  const double per_channel_alg_Bps = ch.estimate.algo_bw_GBps * 1e9 / ch.graph_channels;
+  // Per-channel rate cap: a channel runs at its graph channel's share of the tuner's bandwidth;
+  // the duplicated channels of the communicator split that share, so all channels together never
+  // exceed the tuner's figure, while fewer channels (small messages) mean less bandwidth.
+  const double sharing = std::max(ch.n_channels, ch.graph_channels);
+  const double per_channel_bus_Bps = ch.estimate.bus_bw_GBps * 1e9 / sharing;
+  const double per_channel_alg_Bps = ch.estimate.algo_bw_GBps * 1e9 / sharing;
   const double inf = std::numeric_limits<double>::infinity();
 
   auto spec = [](const ChannelList& channels, double bytes, TimePs lat, double cap) {

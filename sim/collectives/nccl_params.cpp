@@ -113,6 +113,10 @@ NcclParams nccl_priors(GpuArch arch) {
   p.duplicate_channels_min_GBps = 25;  // NCCL search.cc: "if (graph->bwIntra >= 25.0)" duplicate
   p.search_speed_ratio_floor = 0.49;   // NCCL search.cc: next speed / best speed > .49
   p.nvls_channels = 16;                // NCCL NCCL_NVLS_NCHANNELS default on Hopper
+  // NCCL ncclTopoPostset duplicates the channels (MAXCHANNELS 64); seen on the H200 x4 node
+  // (calibrate/data/h200x4, NCCL 2.28): a graph of 12 channels runs all-reduce on 24.
+  p.runtime_channel_multiplier = 2;
+  p.max_channels = 64;
 
   // NCCL device.h: NCCL_LL_MAX_NTHREADS 512, NCCL_LL128_MAX_NTHREADS 640,
   // NCCL_SIMPLE_MAX_NTHREADS 512; thresholds from the reference (LL 8, LL128 8, Simple 64).

@@ -59,6 +59,10 @@ struct NcclParams {
   double search_speed_ratio_floor =
       0.49;  // stop lowering the speed below this fraction of the best
   int nvls_channels = 16;
+  // At init NCCL runs every ring / tree channel of the graph twice (the tuner still reads the
+  // graph's figures); at most max_channels in all.
+  int runtime_channel_multiplier = 2;
+  int max_channels = 64;
 
   // Channels shrink while bytes < nChannels * nThreads * threshold (threshold x nRanks for ring
   // LL).

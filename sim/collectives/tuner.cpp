@@ -124,7 +124,7 @@ Estimate estimate_one(const CommShape& s, Op op, double bytes, Algo a, Proto p,
 
 void shrink_channels(TunerChoice& c, double bytes, int n_ranks, const NcclParams& prm) {
   const int ip = index_of(c.estimate.proto);
-  int nc = c.graph_channels;
+  int nc = c.comm_channels;
   int nt = prm.max_threads[ip];
   double threshold = prm.thread_threshold[ip];
   if (c.estimate.algo == Algo::ring && c.estimate.proto == Proto::ll) threshold *= n_ranks;
@@ -197,7 +197,9 @@ TunerChoice choose(const CommShape& shape, Op op, double bytes, const NcclParams
                                                : params.base_latency_us[r][s] +
                                                      params.hop_latency_us[index_of(hop)][r][s];
     c.graph_channels = std::max(shape.ring.n_channels, 1);
-    c.n_channels = c.graph_channels;
+    c.comm_channels =
+        std::min(c.graph_channels * params.runtime_channel_multiplier, params.max_channels);
+    c.n_channels = c.comm_channels;
     c.n_threads = params.max_threads[s];
     return c;
   }
@@ -214,6 +216,10 @@ TunerChoice choose(const CommShape& shape, Op op, double bytes, const NcclParams
   }
   c.estimate = *best;
   c.graph_channels = graph_of(shape, best->algo).n_channels;
+  c.comm_channels =
+      best->algo == Algo::nvls
+          ? c.graph_channels
+          : std::min(c.graph_channels * params.runtime_channel_multiplier, params.max_channels);
   shrink_channels(c, bytes, shape.n_ranks, params);
   return c;
 }

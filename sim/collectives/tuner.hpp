@@ -42,8 +42,9 @@ struct Estimate {
 // The decision for one call.
 struct TunerChoice {
   Estimate estimate;
-  int graph_channels = 0;  // channels of the algorithm's graph
-  int n_channels = 0;      // channels actually used after the small-message shrink
+  int graph_channels = 0;  // channels of the algorithm's graph (what the estimate reads)
+  int comm_channels = 0;   // channels the communicator runs: the graph's, duplicated
+  int n_channels = 0;      // channels this call uses after the small-message shrink
   int n_threads = 0;
   bool p2p = false;  // all-to-all and send/recv: NCCL's point-to-point path, no tuner
 };
@@ -66,8 +67,9 @@ std::vector<Estimate> estimate_all(const CommShape& shape, Op op, double bytes,
                                    const NcclParams& params, const TunerOptions& options);
 
 // The fastest enabled estimate (ties: first in (algo, proto) order), with its channels shrunk:
-//   nc = nChannels, nt = maxThreads; while bytes < nc * nt * threshold: nc-- if nc >= 2, else
-//   nt /= 2 while nt is a multiple of 128. NVLS keeps its channels.
+//   nc = comm channels (graph x multiplier; NVLS its own), nt = maxThreads; while bytes < nc * nt *
+//   threshold: nc-- if nc >= 2, else nt /= 2 while nt is a multiple of 128. NVLS keeps its
+//   channels.
 // All-to-all and send/recv return a p2p choice: Simple over the ring graph's channels, latency
 // base + one hop of the path's class. Throws InputError when the options leave nothing.
 TunerChoice choose(const CommShape& shape, Op op, double bytes, const NcclParams& params,

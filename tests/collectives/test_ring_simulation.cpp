@@ -32,8 +32,9 @@ std::vector<int> first_ranks(int n) {
 
 // The server: GPUs on one NVSwitch, NVLink x18 at 450 GB/s each way. NCCL sees 18 x 20.6 =
 // 370.8 GB/s per GPU and builds 12 channels x 30 GB/s (test_channel_search), so ring Simple
-// busBw = 360 GB/s and each channel's flow is capped at 30 GB/s. Each GPU's NVLink carries one
-// ring edge per channel: 12 x 30 = 360 <= 450, so the cap, not the link, sets the pace.
+// busBw = 360 GB/s. NCCL runs the 12 graph channels twice (24), so each channel's flow is capped
+// at 360 / 24 = 15 GB/s. Each GPU's NVLink carries one ring edge per channel: 24 x 15 = 360 <=
+// 450, so the cap, not the link, sets the pace.
 TEST_CASE("ring all-reduce on 2, 4 and 8 GPUs of one NVSwitch server") {
   const topo::Cluster cluster = testing::nvswitch_cluster(1, testing::ServerSpec{8, 1.0, 0.5});
   const topo::ClusterGraph graph(cluster);
@@ -56,10 +57,10 @@ TEST_CASE("ring all-reduce on 2, 4 and 8 GPUs of one NVSwitch server") {
     // Latency term alone: a zero-byte call still pays every step.
     const CollectiveResult empty = simulate_alone(comm, ring_simple_allreduce(0), Fidelity::flow);
     CHECK(empty.time_us() == doctest::Approx(c.latency_us).epsilon(1e-9));
-    // Both terms: 12 flows (one per channel), all at 30 GB/s.
+    // Both terms: 24 flows (one per channel), all at 15 GB/s.
     const CollectiveResult full =
         simulate_alone(comm, ring_simple_allreduce(1.2e9), Fidelity::flow);
-    CHECK(full.flows == 12);
+    CHECK(full.flows == 24);
     CHECK(full.time_us() - c.latency_us == doctest::Approx(c.bandwidth_us).epsilon(1e-6));
     // Alone, the analytical fidelity agrees (no channel is shared between flows at full rate).
     const CollectiveResult flat =
@@ -69,8 +70,8 @@ TEST_CASE("ring all-reduce on 2, 4 and 8 GPUs of one NVSwitch server") {
 }
 
 TEST_CASE("ring all-reduce slows to the NVLink when the link is below NCCL's channel figure") {
-  // NVLink at efficiency 0.5: 225 GB/s < 360. Every uplink carries 12 channel flows, so each runs
-  // at 225 / 12 = 18.75 GB/s: 8 GPUs, 1.2 GB -> 2.1 GB per edge / 225 GB/s = 9333.333 us + 56 us.
+  // NVLink at efficiency 0.5: 225 GB/s < 360. Every uplink carries 24 channel flows, so each runs
+  // at 225 / 24 = 9.375 GB/s: 8 GPUs, 1.2 GB -> 2.1 GB per edge / 225 GB/s = 9333.333 us + 56 us.
   const topo::Cluster cluster = testing::nvswitch_cluster(1, testing::ServerSpec{8, 0.5, 0.5});
   const topo::ClusterGraph graph(cluster);
   Communicator comm(graph, first_ranks(8), nccl_priors(GpuArch::hopper));
@@ -81,8 +82,9 @@ TEST_CASE("ring all-reduce slows to the NVLink when the link is below NCCL's cha
 // Two servers of 2 GPUs, one NIC each (50 GB/s line rate at efficiency 0.5: 25 GB/s) on one
 // switch. NCCL's search: path GPU -> NIC = min(PCIe Gen5 48, NIC 50) = 48; at 48 GB/s one ring
 // fits the NIC; lower speeds do no better before 20/48 < 0.49 -> 1 x 48, duplicated to 2 x 24.
-// Ring Simple busBw = 2 x 24 = 48 GB/s, capped per channel at 24. Both channels cross the one
-// NIC uplink of each server: 2 r <= 25 -> r = 12.5, so the ring runs at 25 GB/s: NIC-bound.
+// Ring Simple busBw = 2 x 24 = 48 GB/s over 4 runtime channels, capped at 12 each. All four
+// cross the one NIC uplink of each server: 4 r <= 25 -> r = 6.25, so the ring runs at 25 GB/s:
+// NIC-bound.
 TEST_CASE("two servers: the NICs bound a ring all-reduce") {
   const topo::Cluster cluster = testing::nvswitch_cluster(2, testing::ServerSpec{2, 1.0, 0.5});
   const topo::ClusterGraph graph(cluster);
@@ -94,8 +96,8 @@ TEST_CASE("two servers: the NICs bound a ring all-reduce") {
   // >= 64) = 70 us. Bandwidth: 2 x 3/4 x 1 GB = 1.5 GB per edge / 25 GB/s = 60 ms.
   const CollectiveResult r = simulate_alone(comm, ring_simple_allreduce(1e9), Fidelity::flow);
   CHECK(r.time_us() == doctest::Approx(70.0 + 60000.0).epsilon(1e-6));
-  // The analytical fidelity sees each channel alone on the NIC (min(24 cap, 25)) and misses the
-  // sharing: 0.75 GB / 24 GB/s = 31.25 ms.
+  // The analytical fidelity sees each channel alone on the NIC (min(12 cap, 25)) and misses the
+  // sharing: 1.5 GB / 4 channels / 12 GB/s = 31.25 ms.
   const CollectiveResult flat =
       simulate_alone(comm, ring_simple_allreduce(1e9), Fidelity::analytical);
   CHECK(flat.time_us() == doctest::Approx(70.0 + 31250.0).epsilon(1e-6));
@@ -104,8 +106,9 @@ TEST_CASE("two servers: the NICs bound a ring all-reduce") {
 // Same two servers; all-reduce A on ranks {0, 2} (gpu0 of each server), B on {1, 3} (gpu1).
 // One rank per node: search as above (the GPUs' NVLink no longer limits) -> 2 x 24 GB/s.
 // n = 2: each edge carries 2 x 1/2 x S = S. Latency with ppn = 1 uses Tree's network hop:
-// 8.4 + 2 x 14 = 36.4 us, x 1.4 = 50.96 us. Alone: 2 flows on the NIC uplink, 25 GB/s in all:
-// 1 GB / 25 GB/s = 40 ms. Together: 4 flows share it, 12.5 GB/s per collective: 80 ms.
+// 8.4 + 2 x 14 = 36.4 us, x 1.4 = 50.96 us. Alone: 4 channel flows (cap 12 GB/s) on the NIC
+// uplink, 25 GB/s in all: 1 GB / 25 GB/s = 40 ms. Together: 8 flows share it, 12.5 GB/s per
+// collective: 80 ms.
 TEST_CASE("two all-reduces sharing the NICs take twice as long as one alone") {
   const topo::Cluster cluster = testing::nvswitch_cluster(2, testing::ServerSpec{2, 1.0, 0.5});
   const topo::ClusterGraph graph(cluster);
@@ -176,12 +179,12 @@ TEST_CASE("bad communicators and calls are input errors") {
 
 // Four servers, one GPU and one NIC (25 GB/s) each. Channel search as above: 2 channels x 24.
 // Tree all-reduce forced to Simple: busBw = 2 x 24 = 48 -> min(48 x 0.92, 2 x 36.0) = 44.16,
-// algbw 22.08, per-channel cap 11.04 GB/s. Channel 0 runs tree 0 (NCCL's btree over 4:
-// 0 <- 2 <- {1, 3}), channel 1 tree 1 (mirrored: 3 <- 1 <- {0, 2}). Each tree edge carries
-// S / 2 up and S / 2 down. Server 2 sends 3 edges of tree 0 (one up, two down) and 1 of tree 1:
-// 3 r0 + r1 <= 25; server 1 likewise r0 + 3 r1 <= 25 -> r0 = r1 = 6.25 GB/s (below the cap).
-// 1 GB: 0.5 GB / 6.25 GB/s = 80 ms. Latency, one rank per node (network hop = Tree's 14 us):
-// 8.4 + 2 x log2(4) x 14 = 64.4 us.
+// algbw 22.08, 4 runtime channels capped at 5.52 GB/s. Channels 0 and 2 run tree 0 (NCCL's btree
+// over 4: 0 <- 2 <- {1, 3}), channels 1 and 3 tree 1 (mirrored: 3 <- 1 <- {0, 2}). Each tree
+// edge carries S / 4 up and S / 4 down. Server 2 sends 3 edges of tree 0 (one up, two down) and 1
+// of tree 1 per channel: 3 (r0 + r2) + (r1 + r3) <= 25, server 1 likewise -> every r = 3.125
+// GB/s (below the cap). 1 GB: 0.25 GB / 3.125 GB/s = 80 ms. Latency, one rank per node (network hop
+// = Tree's 14 us): 8.4 + 2 x log2(4) x 14 = 64.4 us.
 TEST_CASE("tree all-reduce over four servers: double binary tree, NIC-bound") {
   const topo::Cluster cluster = testing::nvswitch_cluster(4, testing::ServerSpec{1, 1.0, 0.5});
   const topo::ClusterGraph graph(cluster);
@@ -198,16 +201,16 @@ TEST_CASE("tree all-reduce over four servers: double binary tree, NIC-bound") {
   call.options.algo_mask = 1u << index_of(Algo::tree);
   const CollectiveResult r = simulate_alone(comm, call, Fidelity::flow);
   CHECK(r.choice.estimate.algo == Algo::tree);
-  CHECK(r.flows == 2);
+  CHECK(r.flows == 4);
   CHECK(r.time_us() == doctest::Approx(64.4 + 80000.0).epsilon(1e-6));
 }
 
 // Same four servers, all-gather by PAT (one rank per node). busBw = 48 x 0.75 = 36 GB/s, no
-// algbw conversion; per-channel cap 36 / 2 x 3/4 = 13.5 GB/s. Step 1: every rank sends one block
-// (S / 4) to its neighbour; step 2: two blocks to the rank two away; per channel half of it.
-// Both channels cross each NIC uplink once: r = 25 / 2 = 12.5 GB/s. 1 GB: step 1 = 125 MB /
-// 12.5 GB/s = 10 ms, step 2 = 250 MB / 12.5 GB/s = 20 ms. Latency 8 + log2(4) x 14 / 3.5 +
-// 4 x 2.8 = 27.2 us, spread over the two steps.
+// algbw conversion; per-channel cap 36 / 4 x 3/4 = 6.75 GB/s over 4 runtime channels. Step 1:
+// every rank sends one block (S / 4) to its neighbour; step 2: two blocks to the rank two away;
+// a quarter of it per channel. All four channels cross each NIC uplink once: r = 25 / 4 = 6.25
+// GB/s. 1 GB: step 1 = 250 MB / 25 GB/s = 10 ms, step 2 = 500 MB / 25 GB/s = 20 ms. Latency 8 +
+// log2(4) x 14 / 3.5 + 4 x 2.8 = 27.2 us, spread over the two steps.
 TEST_CASE("PAT all-gather at one rank per server runs its doubling steps in turn") {
   const topo::Cluster cluster = testing::nvswitch_cluster(4, testing::ServerSpec{1, 1.0, 0.5});
   const topo::ClusterGraph graph(cluster);
@@ -218,6 +221,6 @@ TEST_CASE("PAT all-gather at one rank per server runs its doubling steps in turn
   call.options.algo_mask = 1u << index_of(Algo::pat);
   const CollectiveResult r = simulate_alone(comm, call, Fidelity::flow);
   CHECK(r.choice.estimate.algo == Algo::pat);
-  CHECK(r.flows == 4);  // 2 steps x 2 channels
+  CHECK(r.flows == 8);  // 2 steps x 4 channels
   CHECK(r.time_us() == doctest::Approx(27.2 + 30000.0).epsilon(1e-6));
 }

@@ -75,21 +75,26 @@ TEST_CASE("the protocol flips from LL to LL128 to Simple as the all-reduce grows
 }
 
 TEST_CASE("channels shrink for small messages") {
-  // Ring LL threshold = 8 x nRanks = 64 B per thread; nt = 512: keep nc channels while
-  // bytes >= nc x 512 x 64 = nc x 32768. 131072 B -> 4 channels.
+  // The communicator runs 2 x 12 = 24 channels. Ring LL threshold = 8 x nRanks = 64 B per
+  // thread; nt = 512: keep nc channels while bytes >= nc x 512 x 64 = nc x 32768.
+  // 131072 B -> 4 channels.
   const NcclParams prm = nccl_priors(GpuArch::hopper);
   const CommShape s = dgx_one_node();
   const TunerChoice mid = choose(s, Op::all_reduce, 131072, prm, TunerOptions{});
   CHECK(mid.estimate.proto == Proto::ll);
   CHECK(mid.graph_channels == 12);
+  CHECK(mid.comm_channels == 24);
   CHECK(mid.n_channels == 4);
   CHECK(mid.n_threads == 512);
   // 8 B: one channel, then threads halve while a multiple of 128: 512 -> 256 -> 128 -> 64.
   const TunerChoice tiny = choose(s, Op::all_reduce, 8, prm, TunerOptions{});
   CHECK(tiny.n_channels == 1);
   CHECK(tiny.n_threads == 64);
-  // 1 GB of Simple: 12 x 512 x 64 = 393 KB is far below it: all 12 channels.
-  CHECK(choose(s, Op::all_reduce, 1e9, prm, TunerOptions{}).n_channels == 12);
+  // 1 GB of Simple: 24 x 512 x 64 = 786 KB is far below it: all 24 channels. 400 KB: 12.
+  CHECK(choose(s, Op::all_reduce, 1e9, prm, TunerOptions{}).n_channels == 24);
+  TunerOptions simple;
+  simple.proto_mask = 1u << index_of(Proto::simple);
+  CHECK(choose(s, Op::all_reduce, 400000, prm, simple).n_channels == 12);
 }
 
 TEST_CASE("multi-node latencies: network hops, the ring plateau factor, tree log term") {
