@@ -7,6 +7,7 @@
 #include <map>
 
 #include "calibration/fit_least_squares.hpp"
+#include "calibration/validate_predict.hpp"
 #include "collectives/comm_layout.hpp"
 #include "collectives/tuner.hpp"
 
@@ -51,10 +52,12 @@ Shapes shapes_for(const topo::ClusterGraph& graph, const std::vector<int>& count
   return s;
 }
 
-// Training rows of one (algo, proto): x = {1, steps, S * busBw/algBw * G/nc / 1e3}; t in us.
+// Training rows of one (algo, proto): x = {1, steps, B * busBw}, t in us, where B is the
+// bandwidth part of the simulator's own time for the call under the current constants (its time
+// less the tuner's latency). B * busBw is the byte count the simulator moves at busBw (busBw /
+// algBw and the small-message channel shrink included), so the third coefficient is 1 / busBw.
 std::vector<FitRow> rows_for(const Measurements& data, const Split& split, const std::string& only,
-                             Algo algo, Proto proto, const Shapes& shapes,
-                             const coll::NcclParams& params) {
+                             Algo algo, Proto proto, Predictor& simulator) {
   std::vector<FitRow> rows;
   for (const NcclPoint& p : data.nccl) {
     if (!only.empty() && p.op != only) continue;
@@ -72,15 +75,14 @@ std::vector<FitRow> rows_for(const Measurements& data, const Split& split, const
     if (options->algo_mask != (1u << coll::index_of(algo)) ||
         options->proto_mask != (1u << coll::index_of(proto)))
       continue;
-    const auto shape = shapes.by_ranks.find(p.n_ranks);
-    if (shape == shapes.by_ranks.end()) continue;
+    if (p.n_ranks < 2 || p.n_ranks > simulator.gpu_count()) continue;
     if (split.held_out(p.n_ranks, p.bytes, nccl_curve_gap(data, p))) continue;
-    const coll::TunerChoice c = coll::choose(shape->second, *op, p.bytes, params, *options);
-    if (c.estimate.algo != algo || c.estimate.proto != proto || c.n_channels <= 0) continue;
-    const double factor = c.estimate.bus_bw_GBps / c.estimate.algo_bw_GBps;
-    const double shrink = static_cast<double>(c.graph_channels) / c.n_channels;
+    const coll::CollectiveResult r = simulator.collective(*op, p.n_ranks, p.bytes, *options);
+    const coll::Estimate& e = r.choice.estimate;
+    if (r.choice.p2p || e.algo != algo || e.proto != proto || !(e.bus_bw_GBps > 0)) continue;
+    const double bandwidth_us = std::max(r.time_us() - e.latency_us, 0.0);
     rows.push_back({{1.0, static_cast<double>(latency_steps(*op, algo, p.n_ranks)),
-                     p.bytes * factor * shrink / 1e3},
+                     bandwidth_us * e.bus_bw_GBps},
                     p.time_us});
   }
   return rows;
@@ -122,7 +124,7 @@ NcclConfigFit fit_config(const std::vector<FitRow>& rows, Algo algo, Proto proto
   out.proto = proto;
   out.base_us = f.coef[0];
   out.hop_us = f.coef[1];
-  out.bus_GBps = f.coef[2] > 0 ? 1.0 / f.coef[2] : 0.0;
+  out.bus_GBps = f.coef[2] > 0 ? 1.0 / f.coef[2] : 0.0;  // coefficient of B * busBw
   out.points = f.points;
   out.rms_rel_error = f.rms_rel_error;
   out.max_rel_error = f.max_rel_error;
@@ -216,8 +218,8 @@ NcclFit fit_nccl(const Measurements& data, const Split& split, const topo::Clust
   // to. Twice, because the channels the search finds change the small-message shrink.
   coll::NcclParams params = out.params;
   for (int pass = 0; pass < 2; ++pass) {
-    const Shapes shapes = shapes_for(graph, counts, params);
-    const auto rows = rows_for(data, split, op, Algo::ring, Proto::simple, shapes, params);
+    Predictor simulator(graph.cluster(), params);
+    const auto rows = rows_for(data, split, op, Algo::ring, Proto::simple, simulator);
     if (rows.empty()) break;
     const NcclConfigFit f = fit_config(rows, Algo::ring, Proto::simple);
     if (f.bus_GBps > 0)
@@ -233,11 +235,12 @@ NcclFit fit_nccl(const Measurements& data, const Split& split, const topo::Clust
                                           {Algo::ring, Proto::ll128},  {Algo::tree, Proto::simple},
                                           {Algo::tree, Proto::ll},     {Algo::tree, Proto::ll128}};
   coll::NcclParams fitted = params;
+  Predictor simulator(graph.cluster(), params);
   fitted.source = "calibrated (" + (op.empty() ? std::string("every op") : op) + ")";
   for (const auto& [algo, proto] : order) {
-    const auto rows = rows_for(data, split, op, algo, proto, shapes, params);
+    const auto rows = rows_for(data, split, op, algo, proto, simulator);
     if (rows.size() < 3) continue;
-    const NcclConfigFit f = fit_config(rows, algo, proto);
+    NcclConfigFit f = fit_config(rows, algo, proto);
     out.configs.push_back(f);
     apply_config(f, reference, fitted);
   }

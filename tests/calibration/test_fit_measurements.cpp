@@ -1,0 +1,77 @@
+// Reading measurement files: the committed 4 x H200 data parses into typed records, and broken
+// files name the file, the record's line and the key.
+#include <doctest/doctest.h>
+
+#include <set>
+#include <string>
+
+#include "calibration/measurements.hpp"
+
+using cs::cal::Measurements;
+using cs::cal::read_measurement_text;
+
+namespace {
+
+const std::string kData = std::string(CLUSTERSIM_SOURCE_DIR) + "/calibrate/data/h200x4";
+
+std::string error_of(const std::string& text) {
+  Measurements m;
+  try {
+    read_measurement_text(text, "bad.json", m);
+  } catch (const cs::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const char* kHead = "{\"schema\":\"clustersim-calibration-v1\",\n\"measurements\":[\n";
+
+}  // namespace
+
+TEST_CASE("the committed 4 x H200 measurements read into typed records") {
+  const Measurements m = cs::cal::read_measurements(kData);
+  CHECK(m.node.gpu_count == 4);
+  CHECK(m.node.gpu_name.find("H200") != std::string::npos);
+  std::set<int> ranks;
+  std::set<std::string> ops;
+  for (const auto& p : m.nccl) {
+    ranks.insert(p.n_ranks);
+    ops.insert(p.op);
+    CHECK(p.time_us > 0);
+  }
+  CHECK(ranks == std::set<int>{2, 3, 4});
+  CHECK(ops == std::set<std::string>{"allgather", "allreduce", "alltoall", "broadcast",
+                                     "reducescatter", "sendrecv"});
+  CHECK(!m.copies.empty());
+  CHECK(!m.gemms.empty());
+  CHECK(!m.launches.empty());
+  CHECK(!m.membw.empty());
+}
+
+TEST_CASE("a record missing a key names the file, its line and the key") {
+  const std::string text = std::string(kHead) +
+                           "{\"kind\":\"launch\",\"what\":\"event_sync\",\"time_us\":1.5},\n"
+                           "{\"kind\":\"membw\",\"time_us\":3}\n]}\n";
+  CHECK(error_of(text) == "bad.json:4: key 'bytes': missing");
+}
+
+TEST_CASE("bad values and unknown names list what would be valid") {
+  const std::string negative =
+      std::string(kHead) + "{\"kind\":\"membw\",\"bytes\":-4,\"time_us\":3}\n]}\n";
+  CHECK(error_of(negative).find("bad.json:3: key 'bytes': expected a finite number above 0") == 0);
+  const std::string op = std::string(kHead) +
+                         "{\"kind\":\"nccl\",\"op\":\"allsum\",\"nranks\":2,\"bytes\":8,"
+                         "\"forced_algo\":\"default\",\"forced_proto\":\"default\","
+                         "\"time_us\":9}\n]}\n";
+  CHECK(error_of(op).find("key 'op': unknown value 'allsum'; valid: allreduce") !=
+        std::string::npos);
+}
+
+TEST_CASE("files that are not calibration files are refused at the top") {
+  CHECK(error_of("{\"schema\":\"other\",\"measurements\":[]}").find("key 'schema'") !=
+        std::string::npos);
+  CHECK(error_of("{\"schema\":\"clustersim-calibration-v1\",\n\"measurements\":[1,}")
+            .find("bad.json:2: not valid JSON") == 0);
+  CHECK(error_of("{\"schema\":\"clustersim-calibration-v1\"}").find("key 'measurements'") !=
+        std::string::npos);
+}

@@ -1,0 +1,120 @@
+// clustersim validate: the table's shape, the calibration file's round trip, and the end-to-end
+// output on the 4 x H200 data against its golden file (tests/golden/validate/refresh.sh).
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include "calibration/fit.hpp"
+#include "calibration/validate.hpp"
+#include "topology/loader.hpp"
+
+namespace {
+
+using namespace cs::cal;
+namespace fs = std::filesystem;
+
+const std::string kRoot = CLUSTERSIM_SOURCE_DIR;
+const std::string kData = kRoot + "/calibrate/data/h200x4";
+const std::string kTopology = kRoot + "/topologies/h200-4gpu.yaml";
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string run(const std::string& command, int& status) {
+  std::string out;
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::array<char, 4096> buffer{};
+  std::size_t n = 0;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) out.append(buffer.data(), n);
+  status = pclose(pipe);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the calibration file round-trips through JSON byte for byte") {
+  const Measurements data = read_measurements(kData);
+  const cs::topo::Cluster cluster = cs::topo::load_cluster(kTopology);
+  const cs::topo::ClusterGraph graph(cluster);
+  const Calibration c = fit_calibration(data, default_split(nccl_rank_counts(data)), graph,
+                                        "h200x4", "h200-4gpu.yaml");
+  const std::string text = calibration_json(c);
+  const Calibration back = parse_calibration(text, "roundtrip.json");
+  CHECK(calibration_json(back) == text);
+  CHECK(back.nccl_by_op.size() == c.nccl_by_op.size());
+  CHECK(nccl_fit_for(back, "allreduce").params.base_latency_us[1][2] ==
+        nccl_fit_for(c, "allreduce").params.base_latency_us[1][2]);
+}
+
+TEST_CASE("a broken calibration file names the key") {
+  std::string message;
+  try {
+    parse_calibration("{\"schema\":\"clustersim-fit-v1\",\"machine\":{}}", "c.json");
+  } catch (const cs::InputError& e) {
+    message = e.what();
+  }
+  CHECK(message == "c.json: key 'machine.name': missing");
+}
+
+TEST_CASE("validate has a row per (collective, rank count) of the default runs") {
+  const Measurements data = read_measurements(kData);
+  const cs::topo::Cluster cluster = cs::topo::load_cluster(kTopology);
+  const cs::topo::ClusterGraph graph(cluster);
+  const Calibration c = fit_calibration(data, default_split(nccl_rank_counts(data)), graph,
+                                        "h200x4", "h200-4gpu.yaml");
+  const Validation v = validate(data, cluster, c);
+  std::set<std::tuple<std::string, int>> measured;
+  for (const NcclPoint& p : data.nccl) {
+    if (p.is_default()) measured.insert({p.op, p.n_ranks});
+  }
+  std::set<std::tuple<std::string, int>> rows;
+  for (const ErrorRow& r : v.rows) {
+    if (r.kind == "nccl" && r.config == "default") rows.insert({r.group, r.n_ranks});
+  }
+  CHECK(rows == measured);
+  // Held-out rank count 3 is reported on every size it was measured at.
+  for (const ErrorRow& r : v.rows) {
+    if (r.kind != "nccl" || r.n_ranks != 3) continue;
+    int sizes = 0;
+    for (const NcclPoint& p : data.nccl) {
+      sizes += p.op == r.group && p.n_ranks == 3 &&
+               (p.is_default() ? "default" : p.forced_algo + "/" + p.forced_proto) == r.config;
+    }
+    CHECK(r.points == sizes);
+  }
+}
+
+TEST_CASE("clustersim validate on the 4 x H200 data matches its golden output") {
+  const std::string calibration = kData + "/calibration.json";
+  REQUIRE(fs::exists(calibration));
+  const std::string command = std::string("'") + CLUSTERSIM_BINARY + "' validate --topology '" +
+                              kTopology + "' --data '" + kData + "' --calibration '" + calibration +
+                              "' 2>/dev/null";
+  int status = 0;
+  const std::string out = run(command, status);
+  REQUIRE(status == 0);
+  CHECK(out == read_text(kRoot + "/tests/golden/validate/h200x4.txt"));
+}
+
+TEST_CASE("the committed calibration file is what `clustersim fit` writes from the data") {
+  const fs::path out = fs::temp_directory_path() / "clustersim-test-calibration.json";
+  const std::string command = std::string("'") + CLUSTERSIM_BINARY + "' fit '" + kData +
+                              "' --topology '" + kTopology + "' -o '" + out.string() +
+                              "' >/dev/null 2>&1";
+  int status = 0;
+  run(command, status);
+  REQUIRE(status == 0);
+  CHECK(read_text(out) == read_text(kData + "/calibration.json"));
+  fs::remove(out);
+}
