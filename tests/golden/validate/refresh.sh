@@ -11,4 +11,12 @@ bin=${1:-$root/build/sim/clustersim}
 "$bin" validate --topology "$root/topologies/h200-4gpu.yaml" --data "$root/calibrate/data/h200x4" \
   --calibration "$root/calibrate/data/h200x4/calibration.json" 2>/dev/null \
   > "$root/tests/golden/validate/h200x4.txt"
-echo "refreshed calibrate/data/h200x4/calibration.json and tests/golden/validate/h200x4.txt"
+# The other machines' calibration files (no golden output: h200x2 has one rank count, the
+# single-GPU machines no NCCL runs). Each is fitted on the topology closest to the machine.
+for pair in h200x2:h200-4gpu h100x1:dgx-h100 h200x1:dgx-h200; do
+  machine=${pair%%:*}
+  [ -d "$root/calibrate/data/$machine" ] || continue
+  "$bin" fit "$root/calibrate/data/$machine" --topology "$root/topologies/${pair#*:}.yaml" \
+    -o "$root/calibrate/data/$machine/calibration.json" >/dev/null
+done
+echo "refreshed calibrate/data/*/calibration.json and tests/golden/validate/h200x4.txt"
