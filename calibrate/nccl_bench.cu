@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <atomic>
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
@@ -31,6 +32,12 @@ using cs_cal::Record;
 constexpr size_t kMiB = 1024 * 1024;
 constexpr size_t kFloat = sizeof(float);
 
+// Holds rank 0's stream until the host sets *flag: calls queued behind it then run back to back,
+// free of the gaps one host thread leaves while it launches n ranks' kernels for every call.
+__global__ void gate_kernel(volatile int* flag) {
+  while (*flag == 0) __nanosleep(1000);
+}
+
 // One communicator clique over GPUs 0..n-1 with a stream, buffers and a join event per rank.
 struct Clique {
   Clique(int ranks, size_t max_bytes)
@@ -48,8 +55,15 @@ struct Clique {
       cs_cal::fill_random(recv[r]->as<float>(), max_bytes / kFloat, 2000u + r, streams[r]);
     }
     for (int r = 0; r < n; ++r) CUDA_CHECK(cudaStreamSynchronize(streams[r]));
+    void* flag = nullptr;
+    CUDA_CHECK(cudaHostAlloc(&flag, sizeof(int), cudaHostAllocMapped | cudaHostAllocPortable));
+    gate = static_cast<volatile int*>(flag);
+    *gate = 0;
   }
-  ~Clique() { destroy(); }
+  ~Clique() {
+    destroy();
+    cudaFreeHost(const_cast<int*>(gate));
+  }
   // Ends the communicators (NCCL finishes its log lines) and frees the buffers.
   void destroy() {
     for (ncclComm_t& comm : comms) {
@@ -66,7 +80,8 @@ struct Clique {
   std::vector<cudaEvent_t> joined;
   std::vector<std::unique_ptr<DeviceBuffer>> send;
   std::vector<std::unique_ptr<DeviceBuffer>> recv;
-  cs_cal::EventPair events;  // on GPU 0
+  cs_cal::EventPair events;      // on GPU 0
+  volatile int* gate = nullptr;  // pinned, mapped: host writes, gate_kernel reads
 };
 
 // How an op sizes its call from S and how much of the bus it uses (nccl-tests' busbw factors).
@@ -116,9 +131,16 @@ void enqueue(Clique& c, const OpSpec& op, size_t count) {
 }
 
 // `calls` back-to-back calls between an event on rank 0's stream (which every rank's stream waits
-// for) and an event after every rank's stream has finished. Seconds per call.
-double time_calls(Clique& c, const OpSpec& op, size_t count, int calls) {
+// for) and an event after every rank's stream has finished. Seconds per call. Host-paced: the GPUs
+// start as soon as the first call is launched, so small calls are paced by the host's launches.
+// Gated: everything is queued behind gate_kernel first and released at once (GPU time alone).
+double time_calls(Clique& c, const OpSpec& op, size_t count, int calls, bool gated = false) {
   CUDA_CHECK(cudaSetDevice(0));
+  if (gated) {
+    *c.gate = 0;
+    gate_kernel<<<1, 1, 0, c.streams[0]>>>(c.gate);
+    CUDA_CHECK_LAUNCH();
+  }
   CUDA_CHECK(cudaEventRecord(c.events.start(), c.streams[0]));
   for (int r = 1; r < c.n; ++r) {
     CUDA_CHECK(cudaSetDevice(r));
@@ -133,6 +155,10 @@ double time_calls(Clique& c, const OpSpec& op, size_t count, int calls) {
   }
   CUDA_CHECK(cudaSetDevice(0));
   CUDA_CHECK(cudaEventRecord(c.events.stop(), c.streams[0]));
+  if (gated) {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    *c.gate = 1;
+  }
   return c.events.seconds() / calls;
 }
 
@@ -187,35 +213,41 @@ std::vector<std::string> split_commas(const std::string& text) {
 }
 
 void add_points(cs_cal::Harness& harness, const std::shared_ptr<Clique>& clique, const OpSpec& op,
-                const std::vector<size_t>& sizes) {
+                const std::vector<size_t>& sizes, size_t gated_max_bytes) {
   const int n = clique->n;
   const std::string forced_algo = lower(env_or("NCCL_ALGO", "default"));
   const std::string forced_proto = env_or("NCCL_PROTO", "default");
-  for (const size_t requested : sizes) {
-    const size_t count = requested / (kFloat * (op.per_rank_chunks ? n : 1));
-    if (count == 0) continue;  // fewer than one element per rank
-    const size_t bytes = count * kFloat * (op.per_rank_chunks ? n : 1);
-    const int calls = calls_per_region(bytes);
-    Point p;
-    p.name =
-        std::string("nccl/") + op.name + "/n" + std::to_string(n) + "/" + std::to_string(bytes);
-    p.record.set("kind", "nccl").set("op", op.name).set("nranks", n);
-    p.record.set("bytes", static_cast<std::int64_t>(bytes))
-        .set("count", static_cast<std::int64_t>(bytes / kFloat));
-    p.record.set("call_count", static_cast<std::int64_t>(count)).set("dtype", "float32");
-    p.record.set("forced_algo", forced_algo)
-        .set("forced_proto", forced_proto)
-        .set("iterations", calls);
-    p.repetitions = bytes <= 32 * kMiB ? 5 : 3;
-    p.bytes_per_op = static_cast<double>(bytes);
-    const OpSpec* spec = &op;
-    p.warmup = [clique, spec, count] { time_calls(*clique, *spec, count, 3); };
-    p.measure = [clique, spec, count, calls] { return time_calls(*clique, *spec, count, calls); };
-    p.finish = [bytes, spec, n](Record& r, double seconds) {
-      const double algbw = bytes / seconds / 1e9;
-      r.set("algbw_GBps", algbw).set("busbw_GBps", algbw * spec->bus_factor(n));
-    };
-    harness.add(std::move(p));
+  for (const bool gated : {false, true}) {
+    for (const size_t requested : sizes) {
+      const size_t count = requested / (kFloat * (op.per_rank_chunks ? n : 1));
+      if (count == 0) continue;  // fewer than one element per rank
+      const size_t bytes = count * kFloat * (op.per_rank_chunks ? n : 1);
+      if (gated && bytes > gated_max_bytes) continue;
+      const int calls = calls_per_region(bytes);
+      Point p;
+      p.name = std::string(gated ? "nccl-gated/" : "nccl/") + op.name + "/n" + std::to_string(n) +
+               "/" + std::to_string(bytes);
+      p.record.set("kind", "nccl").set("op", op.name).set("nranks", n);
+      p.record.set("bytes", static_cast<std::int64_t>(bytes))
+          .set("count", static_cast<std::int64_t>(bytes / kFloat));
+      p.record.set("call_count", static_cast<std::int64_t>(count)).set("dtype", "float32");
+      p.record.set("forced_algo", forced_algo)
+          .set("forced_proto", forced_proto)
+          .set("timing", gated ? "gated" : "host_paced")
+          .set("iterations", calls);
+      p.repetitions = bytes <= 32 * kMiB ? 5 : 3;
+      p.bytes_per_op = static_cast<double>(bytes);
+      const OpSpec* spec = &op;
+      p.warmup = [clique, spec, count] { time_calls(*clique, *spec, count, 3); };
+      p.measure = [clique, spec, count, calls, gated] {
+        return time_calls(*clique, *spec, count, calls, gated);
+      };
+      p.finish = [bytes, spec, n](Record& r, double seconds) {
+        const double algbw = bytes / seconds / 1e9;
+        r.set("algbw_GBps", algbw).set("busbw_GBps", algbw * spec->bus_factor(n));
+      };
+      harness.add(std::move(p));
+    }
   }
 }
 
@@ -267,7 +299,8 @@ void setup(const cs_cal::Options& options, cs_cal::Harness& harness) {
     for (const OpSpec& op : kOps) {
       if (name != op.name) continue;
       known = true;
-      add_points(harness, clique, op, sizes);
+      add_points(harness, clique, op, sizes,
+                 static_cast<size_t>(options.integer("gated-max-bytes")));
     }
     if (!known)
       throw cs_cal::DeviceError(
@@ -291,6 +324,7 @@ int main(int argc, char** argv) {
        {"ops", "allreduce,allgather,reducescatter,broadcast,alltoall,sendrecv"},
        {"min-bytes", "8"},
        {"max-bytes", std::to_string(1024 * kMiB)},
-       {"nccl-log", ""}},
+       {"nccl-log", ""},
+       {"gated-max-bytes", std::to_string(16 * kMiB)}},
       setup);
 }
