@@ -50,14 +50,23 @@ std::vector<CopyFit> fit_copies(const Measurements& data, const Split& split) {
     std::vector<double> bytes;
     std::vector<double> times;
     std::map<double, std::vector<double>> by_size;
+    const bool device = std::string(path) == "d2d";
     for (const CopyPoint& c : data.copies) {
       if (copy_path(c) != path || split.size_held_out(c.bytes, gap)) continue;
+      if (device && c.bytes <= data.node.l2_cache_bytes) continue;
       bytes.push_back(c.bytes);
       times.push_back(c.time_us);
       by_size[c.bytes].push_back(c.time_us);
     }
-    if (by_size.size() < 2) continue;  // alpha-beta needs two sizes
-    const LinearFit f = fit_alpha_beta(bytes, times);
+    if (by_size.size() < (device ? 1u : 2u)) continue;  // alpha-beta needs two sizes
+    LinearFit f;
+    if (device) {
+      std::vector<FitRow> rows;
+      for (std::size_t i = 0; i < bytes.size(); ++i) rows.push_back({{0.0, bytes[i]}, times[i]});
+      f = fit_relative_robust(rows);
+    } else {
+      f = fit_alpha_beta(bytes, times);
+    }
     CopyFit fit;
     fit.path = path;
     fit.latency_us = f.coef[0];

@@ -1,7 +1,10 @@
 // Alpha-beta fits of the copy measurements, one per path kind: host <-> device pinned (the PCIe
 // DMA path), pageable (the driver's staging pipeline), GPU peer one way and both ways (NVLink),
 // and device-local copies (memory bandwidth). All GPUs / pairs of a kind are fitted together; how
-// far they scatter at one size is kept as the data's own spread.
+// far they scatter at one size is kept as the data's own spread. Device-local copies are the
+// exception: the simulator's device copy is a pure bandwidth (half the memory bandwidth, no
+// latency), and a copy that fits in the L2 cache never reaches DRAM, so d2d is fitted as
+// t = bytes / bandwidth on the copies larger than L2 only.
 #pragma once
 
 #include <string>

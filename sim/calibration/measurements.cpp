@@ -159,6 +159,8 @@ void read_node(const json& node, Measurements& out) {
     const json& gpu0 = node["gpus"][0];
     if (gpu0.contains("name") && gpu0["name"].is_string())
       out.node.gpu_name = gpu0["name"].get<std::string>();
+    if (gpu0.contains("l2_cache_bytes") && gpu0["l2_cache_bytes"].is_number())
+      out.node.l2_cache_bytes = gpu0["l2_cache_bytes"].get<double>();
   }
   if (node.contains("nccl_version") && node["nccl_version"].is_number_integer())
     out.node.nccl_version = node["nccl_version"].get<long long>();

@@ -70,6 +70,7 @@ struct NodeInfo {
   int gpu_count = 0;
   long long nccl_version = 0;  // NCCL_VERSION_CODE, e.g. 22809
   std::string cuda_runtime_version;
+  double l2_cache_bytes = 0;  // of GPU 0 (0 when not recorded)
 };
 
 struct Measurements {
