@@ -67,8 +67,10 @@ std::string validation_text(const Validation& v, const std::string& calibration_
       "# prior: NCCL's priors on the topology as written; calibrated: " + calibration_name + "\n";
   out += "# " + v.split + "\n";
   out += "# |error| = |simulated - measured| / measured over held-out points only\n";
-  out += "# algo/proto: the tuner's choice equal to the one NCCL logged; NCCL chooses with its\n"
-         "# built-in model, so the calibrated run keeps the priors' choice and only its time changes\n\n";
+  out +=
+      "# algo/proto: the tuner's choice equal to the one NCCL logged; NCCL chooses with its\n"
+      "# built-in model, so the calibrated run keeps the priors' choice and only its time "
+      "changes\n\n";
   out += "NCCL as it chooses (default runs), per collective over every rank count:\n" + header();
   for (const ErrorRow& r : v.summary) {
     if (r.kind == "nccl") out += line(r, false);
