@@ -66,8 +66,8 @@ void BM_EventQueueScheduleRun(benchmark::State& state) {
   }
   benchmark::DoNotOptimize(sum);
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * n));
-  state.counters["events/s"] = benchmark::Counter(
-      static_cast<double>(state.iterations() * n), benchmark::Counter::kIsRate);
+  state.counters["events/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * n), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_EventQueueScheduleRun)->Arg(1'000'000);
 

@@ -42,7 +42,7 @@ class FlowNetwork final : public NetworkModel {
   void set_rates_observer(std::function<void()> observer) { observer_ = std::move(observer); }
   std::uint64_t rate_updates() const { return rate_updates_; }
   std::uint64_t flows_resolved() const { return flows_resolved_; }  // summed component sizes
-  std::uint64_t rate_changes() const { return rate_changes_; }  // flows whose rate moved
+  std::uint64_t rate_changes() const { return rate_changes_; }      // flows whose rate moved
 
  private:
   struct Flow {  // indexed by the flow's MaxMinSharing index
