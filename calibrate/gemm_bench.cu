@@ -4,6 +4,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -105,8 +106,12 @@ void add_gemms(cs_cal::Harness& harness, const std::shared_ptr<Gpu>& gpu,
       const size_t largest = std::max(
           {size_t(shape.m) * shape.k, size_t(shape.k) * shape.n, size_t(shape.m) * shape.n});
       Point p;
+      // The label is part of the name: a square 4096^3 and attn_out h=4096 T=4096 are the same
+      // product, and Google Benchmark names must be unique for their medians to stay apart.
+      std::string label = shape.label;
+      std::replace(label.begin(), label.end(), ' ', '_');
       p.name = std::string("gemm/") + dtype.name + "/" + std::to_string(shape.m) + "x" +
-               std::to_string(shape.n) + "x" + std::to_string(shape.k);
+               std::to_string(shape.n) + "x" + std::to_string(shape.k) + "/" + label;
       p.record.set("kind", "gemm").set("dtype", dtype.name).set("shape", shape.label);
       p.record.set("m", shape.m).set("n", shape.n).set("k", shape.k).set("iterations", products);
       p.repetitions = 5;

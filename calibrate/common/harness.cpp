@@ -74,6 +74,10 @@ long long Options::integer(const std::string& key) const {
 }
 
 size_t Harness::run_and_write(const std::string& out_path) {
+  std::map<std::string, int> seen;
+  for (const Point& point : points_) {
+    if (seen[point.name]++ > 0) throw std::logic_error("two points named " + point.name);
+  }
   for (const Point& point : points_) {
     auto warmed = std::make_shared<bool>(false);
     const Point* p = &point;
