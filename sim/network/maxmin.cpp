@@ -159,7 +159,7 @@ void MaxMinSharing::collect_component() {
   component_flows_.clear();
   component_channels_.clear();
   heap_.clear();
-  const auto channel_keys = static_cast<std::int64_t>(channels_.size());
+  caps_.clear();
   const auto reach = [&](topo::ChannelId c) {
     ChannelState& state = channels_[static_cast<std::size_t>(c)];
     state.visit = visit_;
@@ -195,44 +195,48 @@ void MaxMinSharing::collect_component() {
         }
         if (channels_[c].visit != visit_) reach(use->channel);
       }
-      if (std::isfinite(cap)) heap_.push_unordered(Level{cap, channel_keys + member.flow});
+      if (std::isfinite(cap)) caps_.push_back(Level{cap, member.flow});
     }
   }
 }
 
 void MaxMinSharing::solve_component() {
-  const auto channel_keys = static_cast<std::int64_t>(channels_.size());
+  // Caps never change during a solve, so they wait in one sorted array and merge with the heap
+  // of channel shares, which keeps the heap to the channels.
+  std::sort(caps_.begin(), caps_.end(), Lower{});
+  std::size_t next_cap = 0;
   heap_.build();
   std::size_t frozen = 0;
-  while (!heap_.empty() && frozen < component_flows_.size()) {
-    const Level level = heap_.top();
-    if (level.key < channel_keys) {
+  while (frozen < component_flows_.size() && (!heap_.empty() || next_cap < caps_.size())) {
+    if (!heap_.empty()) {
+      const Level level = heap_.top();
       const ChannelState& state = channels_[static_cast<std::size_t>(level.key)];
+      if (state.unfrozen_weight == 0) {  // every flow on it froze elsewhere
+        heap_.pop();
+        continue;
+      }
       const double share =
-          state.unfrozen_weight == 0
-              ? level.rate_Bps
-              : std::max(0.0, state.remaining_Bps) / static_cast<double>(state.unfrozen_weight);
+          std::max(0.0, state.remaining_Bps) / static_cast<double>(state.unfrozen_weight);
       if (share != level.rate_Bps) {  // stale: the share rose since this entry was pushed
         heap_.replace_top(Level{share, level.key});
         continue;
       }
     }
-    heap_.pop();
-    if (level.key >= channel_keys) {
-      const auto index = static_cast<FlowIndex>(level.key - channel_keys);
+    if (next_cap < caps_.size() && (heap_.empty() || Lower{}(caps_[next_cap], heap_.top()))) {
+      const auto index = static_cast<FlowIndex>(caps_[next_cap].key);
       if (flow_frozen_[static_cast<std::size_t>(index)] != visit_) {
-        freeze(index, level.rate_Bps);
+        freeze(index, caps_[next_cap].rate_Bps);
         ++frozen;
       }
+      ++next_cap;
       continue;
     }
-    ChannelState& state = channels_[static_cast<std::size_t>(level.key)];
-    if (state.unfrozen_weight == 0) continue;  // every flow on it froze elsewhere
-    const double share = level.rate_Bps;
+    const Level level = heap_.top();
+    heap_.pop();
     // The channel saturates: freeze its unfrozen flows (freeze() never changes member lists).
     for (const Member& member : members_[static_cast<std::size_t>(level.key)]) {
       if (flow_frozen_[static_cast<std::size_t>(member.flow)] != visit_) {
-        freeze(member.flow, share);
+        freeze(member.flow, level.rate_Bps);
         ++frozen;
       }
     }

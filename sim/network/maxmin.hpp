@@ -93,7 +93,7 @@ class MaxMinSharing {
   };
   struct Level {  // a candidate water level: a channel's fair share or a flow's cap
     double rate_Bps;
-    std::int64_t key;  // channel id, or channel_count + flow index for a cap
+    std::int64_t key;  // channel id in the heap, flow index among the caps
   };
   // Pop order (rate, key): ties break on the key, so every solve is deterministic.
   struct Lower {
@@ -123,7 +123,8 @@ class MaxMinSharing {
   std::vector<FlowIndex> added_without_channels_;  // solved trivially: rate = max rate
   std::vector<FlowIndex> component_flows_;
   std::vector<topo::ChannelId> component_channels_;
-  QuaternaryHeap<Level, Lower> heap_;
+  QuaternaryHeap<Level, Lower> heap_;  // channel shares
+  std::vector<Level> caps_;            // flow caps, sorted at the start of a solve
   std::uint32_t visit_ = 0;
   int active_flows_ = 0;
 };
