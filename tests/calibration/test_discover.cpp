@@ -3,7 +3,11 @@
 // direction; PCIe Gen5 x16 = 32 GT/s x 16 lanes x 128/130 / 8 = 63.02 GB/s.
 #include <doctest/doctest.h>
 
+#include <sys/wait.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -164,4 +168,24 @@ TEST_CASE("discover refuses what it cannot know") {
     CHECK_THROWS_WITH_AS(cs::cal::discover_server(smi, nullptr, o),
                          doctest::Contains("L40S has none"), cs::InputError);
   }
+}
+
+TEST_CASE("clustersim discover writes a topology file that loads; bad flags are exit code 2") {
+  const std::string data = std::string(CLUSTERSIM_SOURCE_DIR) + "/calibrate/data/h200x4/";
+  const std::string out =
+      (std::filesystem::temp_directory_path() / "cs_test_discover_h200x4.yaml").string();
+  std::filesystem::remove(out);
+  const std::string command = std::string(CLUSTERSIM_BINARY) + " discover --nvidia-smi " + data +
+                              "topo-m.txt --nccl-xml " + data +
+                              "nccl-topo.xml --host-memory-bandwidth 307.2GB/s --name h200x4 -o " +
+                              out + " 2>/dev/null";
+  REQUIRE(std::system(command.c_str()) == 0);
+  const auto cluster = cs::topo::load_cluster(out);
+  CHECK(cluster.ranks.size() == 4);
+  CHECK(cluster.name == "h200x4");
+  std::filesystem::remove(out);
+  const std::string missing = std::string(CLUSTERSIM_BINARY) + " discover --nvidia-smi " + data +
+                              "no-such-file.txt --host-memory-bandwidth 1GB/s 2>/dev/null";
+  const int status = std::system(missing.c_str());
+  CHECK(WEXITSTATUS(status) == 2);
 }
