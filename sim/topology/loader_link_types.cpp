@@ -41,13 +41,16 @@ struct NvlinkGeneration {
 
 // Per-link rates: hardware.md (NVLink3 12 x 25 GB/s, NVLink4 18 x 25 GB/s, NVLink5 900 GB/s over
 // 18 links = 50 GB/s); NVLink2 (V100) 25 GB/s per link per direction from NVIDIA's V100 whitepaper.
-// Efficiencies: hardware.md's single-node ring all-reduce bus bandwidth over line rate, A100
-// 230 / 300 (gen3), H100 365 / 450 (gen4); gen2 and gen5 have no figure and reuse the nearest.
+// Efficiency: our own measurement, calibrate/data/h200x4/copy.json: a 1 GiB cudaMemcpyPeer over
+// NVLink4 x18 moves 396.6 of 450 GB/s = 0.881 (every pair, one way). It is a property of the link
+// and its packet overhead, not of NCCL, so collective bandwidth is not fed back into it. Gen2, gen3
+// and gen5 have no measurement of ours and reuse it until a node of theirs is calibrated.
+constexpr double kNvlinkMeasuredEfficiency = 396.6 / 450.0;
 constexpr std::array<NvlinkGeneration, 4> kNvlink{{
-    {2, 25e9, 230.0 / 300.0},
-    {3, 25e9, 230.0 / 300.0},
-    {4, 25e9, 365.0 / 450.0},
-    {5, 50e9, 365.0 / 450.0},
+    {2, 25e9, kNvlinkMeasuredEfficiency},
+    {3, 25e9, kNvlinkMeasuredEfficiency},
+    {4, 25e9, kNvlinkMeasuredEfficiency},
+    {5, 50e9, kNvlinkMeasuredEfficiency},
 }};
 
 struct InfinibandRate {

@@ -18,7 +18,7 @@ std::string pad_left(const std::string& text, std::size_t width) {
   return text.size() >= width ? text : std::string(width - text.size(), ' ') + text;
 }
 
-// "line/achievable" in GB/s, e.g. "450/365"; "X" for a GPU to itself.
+// "line/achievable" in GB/s, e.g. "450/396.6"; "X" for a GPU to itself.
 std::string path_bandwidth_cell(const GpuConnection& cell) {
   if (std::isinf(cell.bandwidth_Bps)) return "X";
   char text[48];

@@ -337,10 +337,10 @@ cluster: [{server: s}]
       {"PCIe Gen3 x4", 8e9 * 4 * 128.0 / 130.0 / 8, 11.5 / 15.754, 500 * kPsPerNs},
       // Gen6 x16: 64 GT/s x 16 / 8 = 128 GB/s (FLIT mode, no line code); Gen5's efficiency.
       {"PCIe Gen6 x16", 128e9, 52.5 / 63.015, 500 * kPsPerNs},
-      // NVLink2 x6: 6 x 25 = 150 GB/s (V100); A100's fraction 230 / 300.
-      {"NVLink2 x6", 150e9, 230.0 / 300.0, 300 * kPsPerNs},
-      // NVLink5 x18: 18 x 50 = 900 GB/s; H100's fraction 365 / 450.
-      {"NVLink5 x18", 900e9, 365.0 / 450.0, 300 * kPsPerNs},
+      // NVLink2 x6: 6 x 25 = 150 GB/s (V100); the measured NVLink4 peer-copy fraction 396.6 / 450.
+      {"NVLink2 x6", 150e9, 396.6 / 450.0, 300 * kPsPerNs},
+      // NVLink5 x18: 18 x 50 = 900 GB/s; the same measured fraction 396.6 / 450.
+      {"NVLink5 x18", 900e9, 396.6 / 450.0, 300 * kPsPerNs},
       // XDR: 800 Gb/s / 8 = 100 GB/s; NDR's fraction 48.5 / 50.
       {"InfiniBand XDR", 100e9, 48.5 / 50.0, 1350 * kPsPerNs},
       {"EFA 100Gbps", 12.5e9, 1.0, 1350 * kPsPerNs},
