@@ -37,7 +37,7 @@ class InternalError : public std::logic_error {
 
 }  // namespace cs
 
-#define CS_ASSERT(cond, detail)                                     \
-  do {                                                              \
+#define CS_ASSERT(cond, detail)                                             \
+  do {                                                                      \
     if (!(cond)) ::cs::fail_invariant(#cond, __FILE__, __LINE__, (detail)); \
   } while (0)

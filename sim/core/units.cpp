@@ -19,8 +19,10 @@ struct UnitFactor {
 
 // Splits "400 Gbps" into 400 and "Gbps"; throws when no number leads the text.
 std::pair<double, std::string_view> split_number(std::string_view text, std::string_view what) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
+    text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
+    text.remove_suffix(1);
   double value = 0;
   const char* begin = text.data();
   const char* end = text.data() + text.size();
@@ -30,7 +32,8 @@ std::pair<double, std::string_view> split_number(std::string_view text, std::str
                     ": it must start with a number");
   }
   std::string_view unit(ptr, static_cast<std::size_t>(end - ptr));
-  while (!unit.empty() && std::isspace(static_cast<unsigned char>(unit.front()))) unit.remove_prefix(1);
+  while (!unit.empty() && std::isspace(static_cast<unsigned char>(unit.front())))
+    unit.remove_prefix(1);
   if (!std::isfinite(value)) {
     throw UnitError("'" + std::string(text) + "' is not a finite " + std::string(what));
   }
@@ -44,8 +47,8 @@ double parse_with(std::string_view text, std::string_view what,
   for (const auto& entry : table) {
     if (unit == entry.suffix) return value * entry.factor;
   }
-  throw UnitError("'" + std::string(text) + "' is not a " + std::string(what) + "; valid units: " +
-                  std::string(valid));
+  throw UnitError("'" + std::string(text) + "' is not a " + std::string(what) +
+                  "; valid units: " + std::string(valid));
 }
 
 std::string printf_string(const char* format, double value, const char* unit) {
@@ -68,10 +71,22 @@ std::string format_scaled(double value, const std::array<UnitFactor, N>& ascendi
 
 double parse_bandwidth_Bps(std::string_view text) {
   static constexpr std::array<UnitFactor, 17> kTable{{
-      {"bps", 1.0 / 8},      {"Kbps", 1e3 / 8},     {"Mbps", 1e6 / 8},   {"Gbps", 1e9 / 8},
-      {"Tbps", 1e12 / 8},    {"Gb/s", 1e9 / 8},     {"Tb/s", 1e12 / 8},  {"B/s", 1.0},
-      {"KB/s", 1e3},         {"MB/s", 1e6},         {"GB/s", 1e9},       {"TB/s", 1e12},
-      {"KiB/s", 1024.0},     {"MiB/s", 1048576.0},  {"GiB/s", kGiB},     {"Mb/s", 1e6 / 8},
+      {"bps", 1.0 / 8},
+      {"Kbps", 1e3 / 8},
+      {"Mbps", 1e6 / 8},
+      {"Gbps", 1e9 / 8},
+      {"Tbps", 1e12 / 8},
+      {"Gb/s", 1e9 / 8},
+      {"Tb/s", 1e12 / 8},
+      {"B/s", 1.0},
+      {"KB/s", 1e3},
+      {"MB/s", 1e6},
+      {"GB/s", 1e9},
+      {"TB/s", 1e12},
+      {"KiB/s", 1024.0},
+      {"MiB/s", 1048576.0},
+      {"GiB/s", kGiB},
+      {"Mb/s", 1e6 / 8},
       {"Kb/s", 1e3 / 8},
   }};
   return parse_with(text, "bandwidth", kTable,
@@ -80,7 +95,11 @@ double parse_bandwidth_Bps(std::string_view text) {
 
 double parse_time_s(std::string_view text) {
   static constexpr std::array<UnitFactor, 5> kTable{{
-      {"ps", 1e-12}, {"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1.0},
+      {"ps", 1e-12},
+      {"ns", 1e-9},
+      {"us", 1e-6},
+      {"ms", 1e-3},
+      {"s", 1.0},
   }};
   return parse_with(text, "time", kTable, "ps ns us ms s");
 }
@@ -119,21 +138,33 @@ double parse_flops(std::string_view text) {
 
 std::string format_bandwidth(double bytes_per_s) {
   static constexpr std::array<UnitFactor, 5> kUnits{{
-      {"B/s", 1.0}, {"KB/s", 1e3}, {"MB/s", 1e6}, {"GB/s", 1e9}, {"TB/s", 1e12},
+      {"B/s", 1.0},
+      {"KB/s", 1e3},
+      {"MB/s", 1e6},
+      {"GB/s", 1e9},
+      {"TB/s", 1e12},
   }};
   return format_scaled(bytes_per_s, kUnits);
 }
 
 std::string format_time(double seconds) {
   static constexpr std::array<UnitFactor, 5> kUnits{{
-      {"ps", 1e-12}, {"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1.0},
+      {"ps", 1e-12},
+      {"ns", 1e-9},
+      {"us", 1e-6},
+      {"ms", 1e-3},
+      {"s", 1.0},
   }};
   return format_scaled(seconds, kUnits);
 }
 
 std::string format_size(double bytes) {
   static constexpr std::array<UnitFactor, 5> kUnits{{
-      {"B", 1.0}, {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", kGiB}, {"TiB", kGiB * 1024.0},
+      {"B", 1.0},
+      {"KiB", 1024.0},
+      {"MiB", 1048576.0},
+      {"GiB", kGiB},
+      {"TiB", kGiB * 1024.0},
   }};
   return format_scaled(bytes, kUnits);
 }

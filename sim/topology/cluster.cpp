@@ -5,24 +5,36 @@ namespace cs::topo {
 
 const char* to_string(NodeKind kind) {
   switch (kind) {
-    case NodeKind::gpu: return "gpu";
-    case NodeKind::cpu: return "cpu";
-    case NodeKind::pcie_switch: return "pcie_switch";
-    case NodeKind::nvswitch: return "nvswitch";
-    case NodeKind::nic: return "nic";
-    case NodeKind::network_switch: return "switch";
+    case NodeKind::gpu:
+      return "gpu";
+    case NodeKind::cpu:
+      return "cpu";
+    case NodeKind::pcie_switch:
+      return "pcie_switch";
+    case NodeKind::nvswitch:
+      return "nvswitch";
+    case NodeKind::nic:
+      return "nic";
+    case NodeKind::network_switch:
+      return "switch";
   }
   return "?";
 }
 
 const char* to_string(LinkKind kind) {
   switch (kind) {
-    case LinkKind::pcie: return "pcie";
-    case LinkKind::nvlink: return "nvlink";
-    case LinkKind::socket: return "socket";
-    case LinkKind::infiniband: return "infiniband";
-    case LinkKind::ethernet: return "ethernet";
-    case LinkKind::efa: return "efa";
+    case LinkKind::pcie:
+      return "pcie";
+    case LinkKind::nvlink:
+      return "nvlink";
+    case LinkKind::socket:
+      return "socket";
+    case LinkKind::infiniband:
+      return "infiniband";
+    case LinkKind::ethernet:
+      return "ethernet";
+    case LinkKind::efa:
+      return "efa";
   }
   return "?";
 }

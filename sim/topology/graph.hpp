@@ -23,8 +23,8 @@ struct Channel {
 // A path through the graph as the channels it crosses, in order, with its totals.
 struct Route {
   std::vector<ChannelId> channels;
-  TimePs latency = 0;                  // sum of hop latencies
-  double bottleneck_Bps = 0;           // min effective bandwidth along the path; inf for src == dst
+  TimePs latency = 0;         // sum of hop latencies
+  double bottleneck_Bps = 0;  // min effective bandwidth along the path; inf for src == dst
   int hops() const { return static_cast<int>(channels.size()); }
 };
 
