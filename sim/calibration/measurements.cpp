@@ -89,6 +89,11 @@ class RecordReader {
 
 NcclPoint read_nccl(const RecordReader& r) {
   NcclPoint p;
+  // Files from before gated timing have no field: they were host-paced.
+  const std::string timing = r.text_or("timing", "host_paced");
+  const std::optional<NcclTiming> t = parse_nccl_timing(timing);
+  if (!t) r.fail("timing", "unknown value '" + timing + "'; valid: host_paced, gated");
+  p.timing = *t;
   p.op = r.one_of("op", {"allreduce", "allgather", "reducescatter", "broadcast", "reduce",
                          "alltoall", "sendrecv"});
   p.n_ranks = r.integer("nranks", 1, 1 << 20);
@@ -169,6 +174,16 @@ void read_node(const json& node, Measurements& out) {
 }
 
 }  // namespace
+
+const char* to_string(NcclTiming timing) {
+  return timing == NcclTiming::gated ? "gated" : "host_paced";
+}
+
+std::optional<NcclTiming> parse_nccl_timing(std::string_view text) {
+  if (text == "host_paced") return NcclTiming::host_paced;
+  if (text == "gated") return NcclTiming::gated;
+  return std::nullopt;
+}
 
 const char* to_string(CopyDirection direction) {
   switch (direction) {

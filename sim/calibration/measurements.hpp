@@ -3,15 +3,26 @@
 // typed by kind (nccl, copy, launch, gemm, membw), each remembering the file and line it came from.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/error.hpp"
 
 namespace cs::cal {
 
+// How an NCCL record was timed (calibrate/README.md, field `timing`). host_paced: one host thread
+// launches every rank's kernels each call, as nccl-tests does (files without the field); gated:
+// every call queued behind a spinning kernel and released together (sizes <= 16 MiB only).
+enum class NcclTiming { host_paced, gated };
+const char* to_string(NcclTiming timing);
+// "host_paced" / "gated"; nullopt for anything else.
+std::optional<NcclTiming> parse_nccl_timing(std::string_view text);
+
 // One NCCL collective timing (nccl-tests conventions: `bytes` is the full buffer S).
 struct NcclPoint {
+  NcclTiming timing = NcclTiming::host_paced;
   std::string op;  // allreduce, allgather, reducescatter, broadcast, alltoall, sendrecv
   int n_ranks = 0;
   double bytes = 0;

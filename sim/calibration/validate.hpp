@@ -49,6 +49,7 @@ struct Validation {
   std::string machine;
   std::string topology;
   std::string split;  // Split::describe()
+  std::string timing;  // TimingSelection::describe() of the data ("" when not selected)
   std::vector<Prediction> predictions;
   std::vector<ErrorRow> rows;     // per (kind, group, ranks, config), in that order
   std::vector<ErrorRow> summary;  // per NCCL op over default runs, all rank counts; per copy path

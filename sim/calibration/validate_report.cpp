@@ -66,6 +66,7 @@ std::string validation_text(const Validation& v, const std::string& calibration_
   out +=
       "# prior: NCCL's priors on the topology as written; calibrated: " + calibration_name + "\n";
   out += "# " + v.split + "\n";
+  if (!v.timing.empty()) out += "# " + v.timing + "\n";
   out += "# |error| = |simulated - measured| / measured over held-out points only\n";
   out +=
       "# algo/proto: the tuner's choice equal to the one NCCL logged; NCCL chooses with its\n"
@@ -109,6 +110,7 @@ std::string validation_json(const Validation& v, const std::string& calibration_
   j["topology"] = v.topology;
   j["calibration"] = calibration_name;
   j["split"] = v.split;
+  j["timing"] = v.timing;
   j["summary"] = nlohmann::json::array();
   for (const ErrorRow& r : v.summary) j["summary"].push_back(row_json(r));
   j["rows"] = nlohmann::json::array();

@@ -7,6 +7,7 @@
 
 #include "calibration/fit.hpp"
 #include "calibration/fit_nccl.hpp"
+#include "calibration/timing_select.hpp"
 #include "cli/commands.hpp"
 #include "core/error.hpp"
 #include "topology/loader.hpp"
@@ -20,6 +21,7 @@ struct FitArgs {
   std::string out;
   std::string holdout_ranks = "auto";
   std::string holdout_sizes = "odd";
+  std::string timing = "host_paced";
 };
 
 // "auto" = the default split's rank counts; "none" = none; else a list "3" or "3,5".
@@ -41,7 +43,9 @@ cal::Split split_from(const FitArgs& a, const cal::Measurements& data) {
 }
 
 void run_fit(const FitArgs& a) {
-  const cal::Measurements data = cal::read_measurements(a.data);
+  const cal::NcclTiming timing = cal::nccl_timing_option(a.timing, "timing");
+  cal::Measurements data = cal::read_measurements(a.data);
+  const cal::TimingSelection selected = cal::select_nccl_timing(data, timing);
   const cal::Split split = split_from(a, data);
   const topo::Cluster cluster = topo::load_cluster(a.topology);
   const topo::ClusterGraph graph(cluster);
@@ -50,7 +54,7 @@ void run_fit(const FitArgs& a) {
   cal::save_calibration(c, a.out);
   std::cout << "fitted " << data.nccl.size() << " NCCL, " << data.copies.size() << " copy, "
             << data.gemms.size() << " GEMM points of " << c.machine << " (" << split.describe()
-            << ") -> " << a.out << "\n";
+            << ") -> " << a.out << "\n  " << selected.describe() << "\n";
   for (const cal::NcclConfigFit& f : c.nccl.configs) {
     std::cout << "  " << coll::to_string(f.algo) << "/" << coll::to_string(f.proto) << ": base "
               << f.base_us << " us, hop " << f.hop_us << " us, busBw " << f.bus_GBps
@@ -74,6 +78,9 @@ void add_fit_command(CLI::App& app) {
                   "largest), none, or a list like 3");
   cmd->add_option("--holdout-sizes", args->holdout_sizes,
                   "Size-ladder steps kept out of the fit: odd, even or none");
+  cmd->add_option("--timing", args->timing,
+                  "NCCL records to fit: host_paced (nccl-tests' convention, the default) or gated "
+                  "(host_paced where a size has no gated record)");
   cmd->callback([args] { run_fit(*args); });
 }
 

@@ -1,12 +1,15 @@
 // `clustersim validate --topology T --data DATA [--calibration FILE]`: predicts every measured
 // NCCL point and copy with NCCL's priors and with the calibration, and prints the error table
 // over the held-out points; without --calibration the fit runs in memory on the default split.
+// --timing picks one NCCL timing per point (timing_select.hpp). --calibration may come from
+// another run's data: the tables are then over this run's points the calibration's split holds out.
 // --csv FILE and --json FILE write the same tables (and, in JSON, every prediction) atomically.
 #include <iostream>
 #include <memory>
 
 #include "calibration/calibration_file.hpp"
 #include "calibration/fit.hpp"
+#include "calibration/timing_select.hpp"
 #include "calibration/validate.hpp"
 #include "calibration/validate_report.hpp"
 #include "cli/commands.hpp"
@@ -22,10 +25,13 @@ struct ValidateArgs {
   std::string calibration;
   std::string csv;
   std::string json;
+  std::string timing = "host_paced";
 };
 
 void run_validate(const ValidateArgs& a) {
-  const cal::Measurements data = cal::read_measurements(a.data);
+  const cal::NcclTiming timing = cal::nccl_timing_option(a.timing, "timing");
+  cal::Measurements data = cal::read_measurements(a.data);
+  const cal::TimingSelection selected = cal::select_nccl_timing(data, timing);
   const topo::Cluster cluster = topo::load_cluster(a.topology);
   cal::Calibration calibration;
   std::string name;
@@ -40,6 +46,7 @@ void run_validate(const ValidateArgs& a) {
   }
   cal::Validation v = cal::validate(data, cluster, calibration);
   v.machine = cal::base_name(a.data);
+  v.timing = selected.describe();
   if (!a.csv.empty()) write_file_atomically(a.csv, cal::validation_csv(v));
   if (!a.json.empty()) write_file_atomically(a.json, cal::validation_json(v, name));
   std::cout << cal::validation_text(v, name);
@@ -58,6 +65,10 @@ void add_validate_command(CLI::App& app) {
                   "Calibration file from `clustersim fit` (default: fit in memory)");
   cmd->add_option("--csv", args->csv, "Also write the tables as CSV to this file");
   cmd->add_option("--json", args->json, "Also write tables and predictions as JSON to this file");
+  cmd->add_option("--timing", args->timing,
+                  "NCCL records to predict (and fit, without --calibration): host_paced "
+                  "(nccl-tests' convention, the default) or gated (host_paced where a size has no "
+                  "gated record)");
   cmd->callback([args] { run_validate(*args); });
 }
 
