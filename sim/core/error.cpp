@@ -5,11 +5,12 @@ namespace cs {
 namespace {
 
 std::string located(const SourceLoc& loc, const std::string& key, const std::string& message) {
+  // Built with append: GCC 12 warns falsely (-Wrestrict) on chains of string operator+.
   std::string out = loc.file.empty() ? std::string("<input>") : loc.file;
-  if (loc.line > 0) out += ":" + std::to_string(loc.line);
-  out += ": ";
-  if (!key.empty()) out += "key '" + key + "': ";
-  return out + message;
+  if (loc.line > 0) out.append(":").append(std::to_string(loc.line));
+  out.append(": ");
+  if (!key.empty()) out.append("key '").append(key).append("': ");
+  return out.append(message);
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 // `clustersim flows`: the CSV parser's errors, completion times of the example matrix derived by
 // hand, and the golden output (refresh with tests/data/flows/refresh_golden.sh).
 #include <doctest/doctest.h>
-#include <sys/wait.h>
 
 #include <unistd.h>
 #include <cstdio>
@@ -14,6 +13,7 @@
 
 #include "core/error.hpp"
 #include "network/flow_table.hpp"
+#include "support/cli_run.hpp"
 #include "topology/loader.hpp"
 
 namespace cs::net {
@@ -30,21 +30,13 @@ struct Run {
 Run clustersim(const std::string& arguments, bool with_stderr = false) {
   const std::string command = std::string("'") + CLUSTERSIM_BINARY + "' " + arguments +
                               (with_stderr ? " 2>&1" : " 2>/dev/null");
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string output;
-  char buffer[4096];
-  while (const std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+  const cs::test::CommandResult result = cs::test::run_command(command);
+  return {result.status, result.output};
 }
 
 std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE(in.good());
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  REQUIRE(std::filesystem::exists(path));
+  return cs::test::read_text_file(path);
 }
 
 // finish_us per flow id, from the CSV part of the output.

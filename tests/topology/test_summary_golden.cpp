@@ -3,8 +3,6 @@
 // figures the issue names are checked outright in the golden text.
 #include <doctest/doctest.h>
 
-#include <sys/wait.h>
-
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -13,38 +11,20 @@
 #include <sstream>
 #include <string>
 
+#include "support/cli_run.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-struct CommandResult {
-  int status = -1;
-  std::string output;
-};
-
-CommandResult run(const std::string& command) {
-  CommandResult result;
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::array<char, 4096> buffer{};
-  std::size_t n = 0;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
-    result.output.append(buffer.data(), n);
-  result.status = pclose(pipe);
-  return result;
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using cs::test::CommandResult;
+using cs::test::read_text_file;
+using cs::test::run_command;
 
 std::string topo_output(const fs::path& topology, bool json) {
   const std::string command = std::string("'") + CLUSTERSIM_BINARY + "' topo " +
                               (json ? "--json " : "") + "'" + topology.string() + "' 2>&1";
-  const CommandResult result = run(command);
+  const CommandResult result = run_command(command);
   INFO(command << "\n" << result.output);
   REQUIRE(result.status == 0);
   return result.output;
@@ -64,7 +44,7 @@ TEST_CASE("clustersim topo matches the golden output of every shipped topology")
       const fs::path golden = kGolden / (name + (json ? ".json" : ".txt"));
       INFO("golden file " << golden.string() << " (tests/golden/refresh.sh regenerates it)");
       REQUIRE(fs::exists(golden));
-      CHECK(topo_output(entry.path(), json) == read_file(golden));
+      CHECK(topo_output(entry.path(), json) == read_text_file(golden.string()));
       ++compared;
     }
   }
@@ -97,8 +77,7 @@ TEST_CASE("clustersim topo: DGX H100 is NV18 between every pair at 450 GB/s per 
 
 TEST_CASE("clustersim topo: a missing file is an input error, exit status 2") {
   const CommandResult result =
-      run(std::string("'") + CLUSTERSIM_BINARY + "' topo /nonexistent/none.yaml 2>&1");
-  CHECK(WIFEXITED(result.status));
-  CHECK(WEXITSTATUS(result.status) == 2);
+      run_command(std::string("'") + CLUSTERSIM_BINARY + "' topo /nonexistent/none.yaml 2>&1");
+  CHECK(result.status == 2);
   CHECK(result.output.find("none.yaml") != std::string::npos);
 }
