@@ -99,6 +99,13 @@ json nccl_params_json(const NcclParams& p) {
   j["nvls_channels"] = p.nvls_channels;
   j["max_threads"] = row(p.max_threads);
   j["thread_threshold"] = row(p.thread_threshold);
+  j["p2p_max_channels"] = p.p2p_max_channels;
+  j["p2p_net_channels_per_peer"] = p.p2p_net_channels_per_peer;
+  j["p2p_nvl_chunk_bytes"] = p.p2p_nvl_chunk_bytes;
+  j["p2p_net_chunk_bytes"] = p.p2p_net_chunk_bytes;
+  j["p2p_ll_threshold_bytes"] = p.p2p_ll_threshold_bytes;
+  j["p2p_per_channel_GBps"] = p.p2p_per_channel_GBps;
+  j["p2p_multi_peer_latency_us"] = p.p2p_multi_peer_latency_us;
   return j;
 }
 
@@ -151,6 +158,16 @@ NcclParams nccl_params_from_json(const json& j, const std::string& file) {
   p.nvls_channels = static_cast<int>(num("nvls_channels"));
   r.fill("max_threads", p.max_threads);
   r.fill("thread_threshold", p.thread_threshold);
+  p.p2p_max_channels = static_cast<int>(num("p2p_max_channels"));
+  p.p2p_net_channels_per_peer = static_cast<int>(num("p2p_net_channels_per_peer"));
+  p.p2p_nvl_chunk_bytes = num("p2p_nvl_chunk_bytes");
+  p.p2p_net_chunk_bytes = num("p2p_net_chunk_bytes");
+  p.p2p_ll_threshold_bytes = num("p2p_ll_threshold_bytes");
+  p.p2p_per_channel_GBps = num("p2p_per_channel_GBps");
+  p.p2p_multi_peer_latency_us = num("p2p_multi_peer_latency_us");
+  if (p.p2p_max_channels < 1 || p.p2p_net_channels_per_peer < 1 || !(p.p2p_nvl_chunk_bytes > 0) ||
+      !(p.p2p_net_chunk_bytes > 0))
+    r.fail("p2p_max_channels", "p2p channel counts and chunk sizes must be positive");
   return p;
 }
 

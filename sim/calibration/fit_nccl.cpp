@@ -252,42 +252,4 @@ bool is_p2p_op(const std::string& op) {
   return op == "alltoall" || op == "sendrecv";
 }
 
-NcclFit fit_nccl_p2p(const Measurements& data, const Split& split, const topo::ClusterGraph& graph,
-                     const std::string& op) {
-  NcclFit out;
-  out.op = op;
-  out.params = coll::nccl_priors(coll::arch_from_gpu_name(data.node.gpu_name));
-  const topo::Cluster& c = graph.cluster();
-  double nvlink_Bps = 0;  // one GPU's NVLink line rate towards the switch / its peers
-  const int gpu0 = c.ranks.empty() ? -1 : c.ranks.front();
-  for (const topo::Link& l : c.links) {
-    if (l.kind == topo::LinkKind::nvlink && (l.a == gpu0 || l.b == gpu0))
-      nvlink_Bps = std::max(nvlink_Bps, l.bandwidth_Bps);
-  }
-  std::vector<FitRow> rows;
-  for (const NcclPoint& p : data.nccl) {
-    if (p.op != op || !p.is_default() || p.n_ranks < 2) continue;
-    if (split.held_out(p.n_ranks, p.bytes, nccl_curve_gap(data, p))) continue;
-    const double share = op == "alltoall" ? (p.n_ranks - 1.0) / p.n_ranks : 1.0;
-    rows.push_back({{1.0, p.bytes * share / 1e3}, p.time_us});
-  }
-  if (rows.size() < 3 || !(nvlink_Bps > 0)) return out;
-  const LinearFit f = fit_relative_robust(rows);
-  const int r = coll::index_of(Algo::ring);
-  const int s = coll::index_of(Proto::simple);
-  out.params.source = "calibrated (" + op + ")";
-  out.params.base_latency_us[r][s] = f.coef[0];
-  for (auto& link_class : out.params.hop_latency_us) link_class[r][s] = 0.0;
-  const double bw_GBps = f.coef[1] > 0 ? 1.0 / f.coef[1] : 0.0;
-  out.p2p_nvlink_efficiency = std::min(1.0, bw_GBps * 1e9 / nvlink_Bps);
-  NcclConfigFit cfg;
-  cfg.base_us = f.coef[0];
-  cfg.bus_GBps = bw_GBps;
-  cfg.points = f.points;
-  cfg.rms_rel_error = f.rms_rel_error;
-  cfg.max_rel_error = f.max_rel_error;
-  out.configs.push_back(cfg);
-  return out;
-}
-
 }  // namespace cs::cal

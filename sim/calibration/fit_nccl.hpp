@@ -39,9 +39,10 @@ struct NcclFit {
   std::vector<NcclConfigFit> configs;
   int channels_ring = 0;  // the calibrated ring graph: channels x per-channel GB/s
   double channel_GBps = 0;
-  // Send/recv based ops (alltoall, sendrecv) bypass the tuner: NCCL's p2p path, latency
-  // base + hop of Ring Simple, bandwidth whatever the NVLinks carry. Their fit sets that latency
-  // (hop 0) and the NVLink efficiency the op sees (0: not fitted).
+  // Send/recv based ops (alltoall, sendrecv) bypass the tuner: NCCL's p2p path
+  // (collectives/p2p_plan.hpp). Their fit sets the one-peer latency (Ring Simple base, hop 0),
+  // the multi-peer latency, the p2p per-channel rate and the NVLink efficiency the op sees
+  // (0: not fitted).
   double p2p_nvlink_efficiency = 0;
 };
 
@@ -51,9 +52,12 @@ struct NcclFit {
 NcclFit fit_nccl(const Measurements& data, const Split& split, const topo::ClusterGraph& graph,
                  const std::string& op = "");
 
-// alltoall / sendrecv from their (default) runs: t = latency + S * share / (NVLink rate x eff),
-// share = (n-1)/n for alltoall (every GPU sends n-1 slices of S/n over its one NVSwitch port),
-// 1 for sendrecv.
+// alltoall / sendrecv from their (default) runs (fit_nccl_p2p.cpp): with c the channels one
+// peer's send is striped over (NCCL's split for the bytes per peer b: S / n alltoall, S sendrecv)
+// and k the sends sharing a GPU's NVLink port (n - 1 alltoall, 1 sendrecv),
+//   t = latency + [peers > 1] * multi + b * max(1 / (c * perChannel), k / (NVLink x eff)),
+// each point in the regime its current estimate puts it, refitted until no point changes regime.
+// configs[0]: base_us = latency, hop_us = multi-peer latency, bus_GBps = per-channel rate.
 NcclFit fit_nccl_p2p(const Measurements& data, const Split& split, const topo::ClusterGraph& graph,
                      const std::string& op);
 

@@ -136,16 +136,19 @@ void Communicator::run(EventQueue& queue, net::NetworkModel& network, const Coll
 
   if (n > 1) {
     Pass pass;
-    if (ch.p2p && call.op == Op::send_recv) {
-      const int to = (call.root + 1) % n;
-      pass.push_back(spec(builder_.pair(call.root, to), S, latency, inf));
+    // Point-to-point: each (rank, peer) send is striped over the tuner's channels, so it runs at
+    // most channels x the per-channel rate; the links share what the sends of all peers carry.
+    const double p2p_cap_Bps = ch.estimate.bus_bw_GBps > 0 ? ch.estimate.bus_bw_GBps * 1e9 : inf;
+    if (ch.p2p && call.op == Op::send_recv) {  // nccl-tests: every rank sends S to rank + 1
+      pass.push_back(spec(builder_.shift(1, -1), S, latency, p2p_cap_Bps));
       state->passes.push_back(std::move(pass));
     } else if (ch.p2p) {  // all-to-all: every rank sends S / n to every other rank at once
       if (n > kMaxAllToAllRanks)
         throw InputError("key 'op': alltoall over " + std::to_string(n) +
                          " ranks would list every rank pair; at most " +
                          std::to_string(kMaxAllToAllRanks) + " ranks are supported");
-      for (int d = 1; d < n; ++d) pass.push_back(spec(builder_.shift(d, -1), S / n, latency, inf));
+      for (int d = 1; d < n; ++d)
+        pass.push_back(spec(builder_.shift(d, -1), S / n, latency, p2p_cap_Bps));
       state->passes.push_back(std::move(pass));
     } else {
       switch (ch.estimate.algo) {

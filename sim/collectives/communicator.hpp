@@ -19,7 +19,7 @@ namespace cs::coll {
 struct CollectiveCall {
   Op op = Op::all_reduce;
   double bytes = 0;  // nccl-tests' S: the buffer; the gathered size for all-gather/reduce-scatter
-  int root = 0;      // communicator rank: broadcast / reduce root; send/recv sender (to root + 1)
+  int root = 0;      // communicator rank: broadcast / reduce root (send/recv: every rank sends)
   TunerOptions options;
 };
 

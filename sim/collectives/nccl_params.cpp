@@ -118,6 +118,18 @@ NcclParams nccl_priors(GpuArch arch) {
   p.runtime_channel_multiplier = 2;
   p.max_channels = 64;
 
+  // Point-to-point, NCCL 2.28 defaults: NCCL_MAX_P2P_NCHANNELS = MAXCHANNELS (64),
+  // NCCL_NCHANNELS_PER_NET_PEER 2, NCCL_P2P_NVL_CHUNKSIZE 512 KiB, NCCL_P2P_NET_CHUNKSIZE
+  // 128 KiB, NCCL_P2P_LL_THRESHOLD 16 KiB. NCCL's tuner has no p2p model: the per-channel rate
+  // falls back to the channel search's speed and the multi-peer latency to 0 until calibrated.
+  p.p2p_max_channels = 64;
+  p.p2p_net_channels_per_peer = 2;
+  p.p2p_nvl_chunk_bytes = 512 * 1024;
+  p.p2p_net_chunk_bytes = 128 * 1024;
+  p.p2p_ll_threshold_bytes = 16384;
+  p.p2p_per_channel_GBps = 0;
+  p.p2p_multi_peer_latency_us = 0;
+
   // NCCL device.h: NCCL_LL_MAX_NTHREADS 512, NCCL_LL128_MAX_NTHREADS 640,
   // NCCL_SIMPLE_MAX_NTHREADS 512; thresholds from the reference (LL 8, LL128 8, Simple 64).
   p.max_threads[index_of(Proto::ll)] = 512;

@@ -64,6 +64,18 @@ struct NcclParams {
   int runtime_channel_multiplier = 2;
   int max_channels = 64;
 
+  // Point-to-point (send/recv, all-to-all; collectives/p2p_plan.hpp): NCCL's channel split and
+  // the per-channel copy rate. Latency: Ring Simple base + one hop of the path's class, plus
+  // p2p_multi_peer_latency_us when a rank's sends and receives reach more than one peer.
+  int p2p_max_channels = 64;
+  int p2p_net_channels_per_peer = 2;
+  double p2p_nvl_chunk_bytes = 512 * 1024;
+  double p2p_net_chunk_bytes = 128 * 1024;
+  double p2p_ll_threshold_bytes = 16384;
+  // One channel's p2p copy rate, GB/s; 0: the ring graph's per-channel speed (the prior).
+  double p2p_per_channel_GBps = 0;
+  double p2p_multi_peer_latency_us = 0;
+
   // Channels shrink while bytes < nChannels * nThreads * threshold (threshold x nRanks for ring
   // LL).
   int max_threads[kProtoCount] = {};

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "collectives/p2p_plan.hpp"
 #include "core/error.hpp"
 
 namespace cs::coll {
@@ -191,16 +192,26 @@ TunerChoice choose(const CommShape& shape, Op op, double bytes, const NcclParams
     const int r = index_of(Algo::ring);
     const int s = index_of(Proto::simple);
     c.p2p = true;
-    c.estimate.algo = Algo::ring;
-    c.estimate.proto = Proto::simple;
-    c.estimate.latency_us = shape.n_ranks <= 1 ? 0.0
-                                               : params.base_latency_us[r][s] +
-                                                     params.hop_latency_us[index_of(hop)][r][s];
     c.graph_channels = std::max(shape.ring.n_channels, 1);
     c.comm_channels =
         std::min(c.graph_channels * params.runtime_channel_multiplier, params.max_channels);
-    c.n_channels = c.comm_channels;
+    const P2pChannels p2p = p2p_channels(c.comm_channels, shape.n_ranks, shape.n_nodes, params);
+    const double peer_bytes = op == Op::all_to_all ? bytes / shape.n_ranks : bytes;
+    c.n_channels = p2p_part_channels(peer_bytes, p2p, shape.n_nodes, params);
     c.n_threads = params.max_threads[s];
+    c.estimate.algo = Algo::ring;
+    c.estimate.proto = p2p_uses_ll(peer_bytes, c.n_channels, params) ? Proto::ll : Proto::simple;
+    const double per_channel =
+        params.p2p_per_channel_GBps > 0
+            ? params.p2p_per_channel_GBps
+            : (shape.n_nodes > 1 ? shape.ring.bw_inter_GBps : shape.ring.bw_intra_GBps);
+    c.estimate.bus_bw_GBps = c.n_channels * per_channel;  // one peer's send
+    c.estimate.algo_bw_GBps = c.estimate.bus_bw_GBps;
+    if (shape.n_ranks > 1) {
+      c.estimate.latency_us =
+          params.base_latency_us[r][s] + params.hop_latency_us[index_of(hop)][r][s] +
+          (p2p_peers(op, shape.n_ranks) > 1 ? params.p2p_multi_peer_latency_us : 0.0);
+    }
     return c;
   }
   const std::vector<Estimate> table = estimate_all(shape, op, bytes, params, options);

@@ -70,8 +70,12 @@ std::vector<Estimate> estimate_all(const CommShape& shape, Op op, double bytes,
 //   nc = comm channels (graph x multiplier; NVLS its own), nt = maxThreads; while bytes < nc * nt *
 //   threshold: nc-- if nc >= 2, else nt /= 2 while nt is a multiple of 128. NVLS keeps its
 //   channels.
-// All-to-all and send/recv return a p2p choice: Simple over the ring graph's channels, latency
-// base + one hop of the path's class. Throws InputError when the options leave nothing.
+// All-to-all and send/recv return a p2p choice (collectives/p2p_plan.hpp): n_channels = the
+// channels one peer's send is striped over (bytes per peer: S / n for all-to-all, S for
+// send/recv), busBw = those channels x the p2p per-channel rate (one peer's send), LL when that
+// send is at most channels x the LL threshold; latency Ring Simple base + one hop of the path's
+// class + the multi-peer latency when a rank reaches more than one peer. Throws InputError when
+// the options leave nothing.
 TunerChoice choose(const CommShape& shape, Op op, double bytes, const NcclParams& params,
                    const TunerOptions& options);
 

@@ -148,8 +148,8 @@ TEST_CASE("other collectives move the bytes nccl-tests expects") {
   call.root = 3;
   CHECK(simulate_alone(comm, call, Fidelity::flow).time_us() ==
         doctest::Approx(8.4 + 8 * 3.4 + 1.2e9 / 360e9 * 1e6).epsilon(1e-6));
-  // Send/recv between two GPUs: no channel cap, the NVLink (450 GB/s) paces it;
-  // latency = Simple base + one NVLink hop = 8.4 + 3.4 us.
+  // Send/recv between two GPUs: 32 p2p channels x 30 GB/s (test_p2p) = 960 GB/s per send, so
+  // the NVLink (450 GB/s) paces it; latency = Simple base + one NVLink hop = 8.4 + 3.4 us.
   Communicator pair(graph, {0, 5}, nccl_priors(GpuArch::hopper));
   CollectiveCall p2p;
   p2p.op = Op::send_recv;

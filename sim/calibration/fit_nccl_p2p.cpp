@@ -1,0 +1,122 @@
+// The point-to-point fit (alltoall, sendrecv): latency, multi-peer latency, per-channel rate and
+// NVLink efficiency of NCCL's p2p path, from the default runs, in the simulator's own regimes.
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "calibration/fit_least_squares.hpp"
+#include "calibration/fit_nccl.hpp"
+#include "collectives/comm_layout.hpp"
+#include "collectives/p2p_plan.hpp"
+
+namespace cs::cal {
+namespace {
+
+using coll::Algo;
+using coll::Proto;
+
+struct P2pPoint {
+  double t_us = 0;
+  bool multi_peer = false;
+  double channel_kB = 0;  // bytes per peer / channels, kB: times 1 / perChannel GB/s -> us
+  double link_kB = 0;     // sends per NVLink port x bytes per peer, kB: times 1 / link GB/s
+};
+
+// The GPU's NVLink line rate towards its switch / peers, bytes/s (0 without NVLink).
+double nvlink_rate_Bps(const topo::Cluster& c) {
+  double rate = 0;
+  const int gpu0 = c.ranks.empty() ? -1 : c.ranks.front();
+  for (const topo::Link& l : c.links) {
+    if (l.kind == topo::LinkKind::nvlink && (l.a == gpu0 || l.b == gpu0))
+      rate = std::max(rate, l.bandwidth_Bps * l.efficiency);
+  }
+  return rate;
+}
+
+// Rows of the points the channels pace (the others the NVLink paces, at its known rate); the
+// flags say which points those are.
+std::vector<FitRow> channel_bound_rows(const std::vector<P2pPoint>& points, double per_channel_GBps,
+                                       double link_GBps, std::vector<bool>& channel_bound) {
+  std::vector<FitRow> rows;
+  channel_bound.clear();
+  for (const P2pPoint& p : points) {
+    const bool by_channel = p.channel_kB / per_channel_GBps >= p.link_kB / link_GBps;
+    channel_bound.push_back(by_channel);
+    if (by_channel) rows.push_back({{1.0, p.multi_peer ? 1.0 : 0.0, p.channel_kB}, p.t_us});
+  }
+  return rows;
+}
+
+}  // namespace
+
+NcclFit fit_nccl_p2p(const Measurements& data, const Split& split, const topo::ClusterGraph& graph,
+                     const std::string& op) {
+  NcclFit out;
+  out.op = op;
+  out.params = coll::nccl_priors(coll::arch_from_gpu_name(data.node.gpu_name));
+  const coll::NcclParams& prior = out.params;
+  const double nvlink_Bps = nvlink_rate_Bps(graph.cluster());
+  if (!(nvlink_Bps > 0)) return out;
+
+  coll::RouteCache routes(graph);
+  std::map<int, coll::CommShape> shapes;
+  std::vector<P2pPoint> points;
+  const coll::Op cop = op == "alltoall" ? coll::Op::all_to_all : coll::Op::send_recv;
+  double graph_channel_GBps = 0;
+  for (const NcclPoint& p : data.nccl) {
+    if (p.op != op || !p.is_default() || p.n_ranks < 2) continue;
+    if (p.n_ranks > static_cast<int>(graph.cluster().ranks.size())) continue;
+    if (split.held_out(p.n_ranks, p.bytes, nccl_curve_gap(data, p))) continue;
+    auto it = shapes.find(p.n_ranks);
+    if (it == shapes.end()) {
+      std::vector<int> ranks;
+      for (int r = 0; r < p.n_ranks; ++r) ranks.push_back(r);
+      it = shapes.emplace(p.n_ranks, coll::make_layout(routes, ranks, prior).shape).first;
+    }
+    const coll::TunerChoice ch = coll::choose(it->second, cop, p.bytes, prior, {});
+    graph_channel_GBps = it->second.ring.bw_intra_GBps;
+    const double peer_bytes = cop == coll::Op::all_to_all ? p.bytes / p.n_ranks : p.bytes;
+    const double sends_per_port = cop == coll::Op::all_to_all ? p.n_ranks - 1.0 : 1.0;
+    points.push_back({p.time_us, coll::p2p_peers(cop, p.n_ranks) > 1,
+                      peer_bytes / ch.n_channels / 1e3, sends_per_port * peer_bytes / 1e3});
+  }
+  if (points.size() < 4 || !(graph_channel_GBps > 0)) return out;
+
+  // Start from the channel search's speed and refit until the set of channel-paced points
+  // settles; a flip-flop ends after a fixed number of rounds (the last fit stands).
+  double per_channel_GBps = graph_channel_GBps;
+  const double link_GBps = nvlink_Bps / 1e9;
+  std::vector<bool> regimes;
+  std::vector<bool> previous;
+  LinearFit f;
+  f.coef = {prior.base_latency_us[coll::index_of(Algo::ring)][coll::index_of(Proto::simple)], 0.0,
+            0.0};
+  for (int round = 0; round < 16; ++round) {
+    const std::vector<FitRow> rows =
+        channel_bound_rows(points, per_channel_GBps, link_GBps, regimes);
+    if ((round > 0 && regimes == previous) || rows.size() < 3) break;
+    previous = regimes;
+    f = fit_relative_robust(rows);
+    if (f.coef[2] > 0) per_channel_GBps = 1.0 / f.coef[2];
+  }
+  if (f.points == 0) return out;
+
+  const int r = coll::index_of(Algo::ring);
+  const int s = coll::index_of(Proto::simple);
+  out.params.source = "calibrated (" + op + ")";
+  out.params.base_latency_us[r][s] = f.coef[0];
+  for (auto& link_class : out.params.hop_latency_us) link_class[r][s] = 0.0;
+  out.params.p2p_multi_peer_latency_us = f.coef[1];
+  if (f.coef[2] > 0) out.params.p2p_per_channel_GBps = per_channel_GBps;
+  NcclConfigFit cfg;
+  cfg.base_us = f.coef[0];
+  cfg.hop_us = f.coef[1];
+  cfg.bus_GBps = out.params.p2p_per_channel_GBps;
+  cfg.points = f.points;
+  cfg.rms_rel_error = f.rms_rel_error;
+  cfg.max_rel_error = f.max_rel_error;
+  out.configs.push_back(cfg);
+  return out;
+}
+
+}  // namespace cs::cal

@@ -1,0 +1,57 @@
+// NCCL's point-to-point channel split (init.cc, enqueue.cc of NCCL 2.28).
+#include "collectives/p2p_plan.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace cs::coll {
+namespace {
+
+int pow2_up(int v) {
+  int p = 1;
+  while (p < v) p *= 2;
+  return p;
+}
+
+}  // namespace
+
+P2pChannels p2p_channels(int comm_channels, int n_ranks, int n_nodes, const NcclParams& params) {
+  P2pChannels out;
+  const int base = std::max(1, std::min(comm_channels, params.p2p_max_channels));
+  // Per-peer topology figure: NVLink peers allow more channels than a communicator runs (2 per
+  // NVLink of the path); a network peer NCCL_NCHANNELS_PER_NET_PEER.
+  const int per_peer_topo = n_nodes > 1 ? params.p2p_net_channels_per_peer : base;
+  out.comm_channels = pow2_up(base);
+  out.per_peer_max = pow2_up(std::max(1, std::min(base, per_peer_topo)));
+  out.per_peer_min = out.per_peer_max;
+  while (out.per_peer_min * n_ranks > out.comm_channels && out.per_peer_min > 1)
+    out.per_peer_min /= 2;
+  return out;
+}
+
+int p2p_part_channels(double bytes, const P2pChannels& ch, int n_nodes, const NcclParams& params) {
+  if (!(bytes > 0)) return 1;
+  const double chunk = n_nodes > 1 ? params.p2p_net_chunk_bytes : params.p2p_nvl_chunk_bytes;
+  const double min_part = n_nodes > 1 ? chunk / 2 : chunk / 8;
+  const double max_part = n_nodes > 1 ? chunk : chunk * 32;
+  int nc = static_cast<int>(std::min<double>(ch.per_peer_min, std::ceil(bytes / min_part)));
+  nc = std::max(nc, 1);
+  double part = std::max(min_part, std::ceil(bytes / nc));
+  while (part > max_part && nc <= ch.per_peer_max / 2) {
+    nc *= 2;
+    part = std::ceil(bytes / nc);
+  }
+  return nc;
+}
+
+bool p2p_uses_ll(double bytes, int part_channels, const NcclParams& params) {
+  return bytes <= part_channels * params.p2p_ll_threshold_bytes;
+}
+
+int p2p_peers(Op op, int n_ranks) {
+  if (n_ranks <= 1) return 0;
+  if (op == Op::all_to_all) return n_ranks - 1;
+  return n_ranks == 2 ? 1 : 2;
+}
+
+}  // namespace cs::coll

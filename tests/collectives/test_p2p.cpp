@@ -1,0 +1,143 @@
+// NCCL's point-to-point path: the channel split of init.cc / enqueue.cc worked by hand, the
+// tuner's p2p choice, and send/recv and all-to-all simulated as flows with hand-derived times.
+#include <doctest/doctest.h>
+
+#include "coll_fixtures.hpp"
+#include "collectives/communicator.hpp"
+#include "collectives/p2p_plan.hpp"
+
+using namespace cs;
+using namespace cs::coll;
+
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+std::vector<int> first_ranks(int n) {
+  std::vector<int> r;
+  for (int i = 0; i < n; ++i) r.push_back(i);
+  return r;
+}
+
+CollectiveCall p2p_call(Op op, double bytes) {
+  CollectiveCall call;
+  call.op = op;
+  call.bytes = bytes;
+  return call;
+}
+
+}  // namespace
+
+// A communicator running 24 channels (12 graph channels x 2), as on the 4 x H200 node:
+// p2pnChannels = pow2Up(min(24, 64)) = 32, p2pnChannelsPerPeer = pow2Up(24) = 32; the minimum
+// per peer halves while min x nRanks > 32: 2 ranks 32 -> 16, 3 ranks 16 -> 8 (8 x 3 = 24),
+// 4 ranks 8 (8 x 4 = 32).
+TEST_CASE("p2p channel counts follow NCCL's init and enqueue") {
+  const NcclParams prm = nccl_priors(GpuArch::hopper);
+  const P2pChannels two = p2p_channels(24, 2, 1, prm);
+  CHECK(two.comm_channels == 32);
+  CHECK(two.per_peer_max == 32);
+  CHECK(two.per_peer_min == 16);
+  CHECK(p2p_channels(24, 3, 1, prm).per_peer_min == 8);
+  const P2pChannels four = p2p_channels(24, 4, 1, prm);
+  CHECK(four.per_peer_min == 8);
+  // Across nodes a peer gets NCCL_NCHANNELS_PER_NET_PEER = 2 channels at most.
+  CHECK(p2p_channels(24, 4, 2, prm).per_peer_max == 2);
+
+  // One node, chunk 512 KiB: parts between 64 KiB and 16 MiB. 4 ranks (min 8, max 32):
+  //   1 KiB: min(8, ceil(1 KiB / 64 KiB) = 1) = 1 channel;
+  //   16 MiB: 8 channels of 2 MiB; 128 MiB: 8 of exactly 16 MiB (not above the cap);
+  //   256 MiB: 8 of 32 MiB > 16 MiB -> 16 of 16 MiB.
+  CHECK(p2p_part_channels(1024, four, 1, prm) == 1);
+  CHECK(p2p_part_channels(16 * kMiB, four, 1, prm) == 8);
+  CHECK(p2p_part_channels(128 * kMiB, four, 1, prm) == 8);
+  CHECK(p2p_part_channels(256 * kMiB, four, 1, prm) == 16);
+  // 2 ranks (min 16): 256 MiB in 16 parts of 16 MiB; 512 MiB: 32 MiB -> 32 channels of 16 MiB.
+  CHECK(p2p_part_channels(256 * kMiB, two, 1, prm) == 16);
+  CHECK(p2p_part_channels(512 * kMiB, two, 1, prm) == 32);
+  // The doubling stops at the per-peer maximum: 4 GiB on 2 ranks stays at 32 channels.
+  CHECK(p2p_part_channels(4096 * kMiB, two, 1, prm) == 32);
+  CHECK(p2p_part_channels(0, four, 1, prm) == 1);
+
+  // LL while bytes <= channels x 16 KiB.
+  CHECK(p2p_uses_ll(16384, 1, prm));
+  CHECK_FALSE(p2p_uses_ll(16385, 1, prm));
+  CHECK(p2p_uses_ll(32768, 2, prm));
+
+  CHECK(p2p_peers(Op::send_recv, 2) == 1);
+  CHECK(p2p_peers(Op::send_recv, 4) == 2);
+  CHECK(p2p_peers(Op::all_to_all, 4) == 3);
+  CHECK(p2p_peers(Op::all_to_all, 1) == 0);
+}
+
+// The tuner's p2p choice on a 12-channel x 30 GB/s ring graph (24 runtime channels): send/recv
+// of 128 MiB on 4 ranks uses 8 channels; the prior per-channel rate is the graph's 30 GB/s, so
+// busBw = 240 GB/s; latency = Ring Simple base 8.4 + NVLink hop 3.4, + the multi-peer latency.
+TEST_CASE("the tuner's p2p choice") {
+  NcclParams prm = nccl_priors(GpuArch::hopper);
+  CommShape shape;
+  shape.n_ranks = 4;
+  shape.nvswitch = true;
+  shape.ring = GraphInfo{12, 30.0, 30.0};
+  TunerChoice c = choose(shape, Op::send_recv, 128 * kMiB, prm, {});
+  CHECK(c.p2p);
+  CHECK(c.comm_channels == 24);
+  CHECK(c.n_channels == 8);
+  CHECK(c.estimate.proto == Proto::simple);
+  CHECK(c.estimate.bus_bw_GBps == doctest::Approx(240.0));
+  CHECK(c.estimate.latency_us == doctest::Approx(11.8));
+  prm.p2p_multi_peer_latency_us = 10.0;
+  prm.p2p_per_channel_GBps = 20.0;
+  c = choose(shape, Op::send_recv, 128 * kMiB, prm, {});
+  CHECK(c.estimate.latency_us == doctest::Approx(21.8));
+  CHECK(c.estimate.bus_bw_GBps == doctest::Approx(160.0));
+  // All-to-all of 1 MiB: 256 KiB per peer, min(8, 4) = 4 channels of 64 KiB; above 4 x 16 KiB,
+  // so Simple. 8 B: 2 B per peer on one channel, LL.
+  c = choose(shape, Op::all_to_all, kMiB, prm, {});
+  CHECK(c.n_channels == 4);
+  CHECK(c.estimate.proto == Proto::simple);
+  CHECK(choose(shape, Op::all_to_all, 8, prm, {}).estimate.proto == Proto::ll);
+  // Two ranks: one peer, no multi-peer latency.
+  shape.n_ranks = 2;
+  CHECK(choose(shape, Op::send_recv, 8, prm, {}).estimate.latency_us == doctest::Approx(11.8));
+}
+
+// One NVSwitch server of 4 GPUs (NVLink 450 GB/s each way per GPU), per-channel rate 20 GB/s,
+// multi-peer latency 10 us (latency 8.4 + 3.4 + 10 = 21.8 us on 4 ranks).
+TEST_CASE("send/recv and all-to-all run as channel-capped flows") {
+  const topo::Cluster cluster = testing::nvswitch_cluster(1, testing::ServerSpec{4, 1.0, 0.5});
+  const topo::ClusterGraph graph(cluster);
+  NcclParams prm = nccl_priors(GpuArch::hopper);
+  prm.p2p_per_channel_GBps = 20.0;
+  prm.p2p_multi_peer_latency_us = 10.0;
+  Communicator comm(graph, first_ranks(4), prm);
+  REQUIRE(comm.tune(p2p_call(Op::send_recv, 8)).comm_channels == 24);
+
+  // Every rank sends S to rank + 1, one send per GPU port: the channels pace it, not the link.
+  // 128 MiB: 8 channels x 20 = 160 GB/s -> 134217728 B / 160e9 B/s = 838.8608 us.
+  // 256 MiB: 16 channels, 320 GB/s -> the same 838.8608 us: twice the bytes, same time.
+  const CollectiveResult r128 =
+      simulate_alone(comm, p2p_call(Op::send_recv, 128 * kMiB), Fidelity::flow);
+  CHECK(r128.time_us() == doctest::Approx(21.8 + 838.8608).epsilon(1e-6));
+  CHECK(r128.flows == 1);  // one flow holding all four sends
+  CHECK(simulate_alone(comm, p2p_call(Op::send_recv, 256 * kMiB), Fidelity::flow).time_us() ==
+        doctest::Approx(21.8 + 838.8608).epsilon(1e-6));
+
+  // All-to-all of 1.2 GB: 3e8 B per peer; min 8 channels of 37.5 MB > 16 MiB -> 16 of 18.75 MB
+  // -> 32 channels x 20 = 640 GB/s per peer. Each GPU port carries 3 peer sends: 450 / 3 = 150
+  // GB/s each, so the link paces: 3e8 / 150e9 = 2000 us.
+  CHECK(simulate_alone(comm, p2p_call(Op::all_to_all, 1.2e9), Fidelity::flow).time_us() ==
+        doctest::Approx(21.8 + 2000.0).epsilon(1e-6));
+  // At 2 GB/s per channel the channels pace: 32 x 2 = 64 GB/s -> 3e8 / 64e9 = 4687.5 us.
+  prm.p2p_per_channel_GBps = 2.0;
+  Communicator slow(graph, first_ranks(4), prm);
+  CHECK(simulate_alone(slow, p2p_call(Op::all_to_all, 1.2e9), Fidelity::flow).time_us() ==
+        doctest::Approx(21.8 + 4687.5).epsilon(1e-6));
+
+  // Two ranks: one peer (latency 11.8 us); 64 MiB in 16 channels of 4 MiB, 320 GB/s:
+  // 67108864 / 320e9 = 209.7152 us.
+  prm.p2p_per_channel_GBps = 20.0;
+  Communicator pair20(graph, first_ranks(2), prm);
+  CHECK(simulate_alone(pair20, p2p_call(Op::send_recv, 64 * kMiB), Fidelity::flow).time_us() ==
+        doctest::Approx(11.8 + 209.7152).epsilon(1e-6));
+}
