@@ -12,6 +12,7 @@
 
 #include "calibration/fit.hpp"
 #include "calibration/validate.hpp"
+#include "support/cli_run.hpp"
 #include "topology/loader.hpp"
 
 namespace {
@@ -24,21 +25,13 @@ const std::string kData = kRoot + "/calibrate/data/h200x4";
 const std::string kTopology = kRoot + "/topologies/h200-4gpu.yaml";
 
 std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return cs::test::read_text_file(path.string());
 }
 
 std::string run(const std::string& command, int& status) {
-  std::string out;
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::array<char, 4096> buffer{};
-  std::size_t n = 0;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) out.append(buffer.data(), n);
-  status = pclose(pipe);
-  return out;
+  const cs::test::CommandResult result = cs::test::run_command(command);
+  status = result.status;
+  return result.output;
 }
 
 }  // namespace

@@ -11,39 +11,20 @@
 #include <string>
 #include <vector>
 
-#include <sys/wait.h>
+#include "support/cli_run.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct CommandResult {
-  int status = -1;
-  std::string output;
-};
+using cs::test::CommandResult;
 
 // `env` is prepended: NCCL_* variables of the caller's shell must not steer the runs, and a test
 // may set its own.
 CommandResult run(const std::string& args, const std::string& env = "") {
   const std::string command = "env -u NCCL_ALGO -u NCCL_PROTO -u NCCL_NVLS_ENABLE " + env + " '" +
                               std::string(CLUSTERSIM_BINARY) + "' coll " + args + " 2>&1";
-  CommandResult result;
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::array<char, 4096> buffer{};
-  std::size_t n = 0;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
-    result.output.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return cs::test::run_command(command);
 }
 
 const fs::path kTopologies = fs::path(CLUSTERSIM_SOURCE_DIR) / "topologies";
@@ -75,7 +56,7 @@ TEST_CASE("clustersim coll matches its golden outputs") {
     CAPTURE(c.golden);
     const CommandResult r = run(c.args);
     REQUIRE(r.status == 0);
-    CHECK(r.output == read_file(kGolden / c.golden));
+    CHECK(r.output == cs::test::read_text_file((kGolden / c.golden).string()));
   }
 }
 
