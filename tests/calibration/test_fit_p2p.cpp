@@ -1,0 +1,68 @@
+// The p2p fitter recovers the constants that generated its data: alltoall and sendrecv times
+// simulated on the 4 x H200 topology with known per-channel rate and latencies, fitted back.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "calibration/fit_nccl.hpp"
+#include "collectives/communicator.hpp"
+#include "topology/loader.hpp"
+
+namespace {
+
+using namespace cs;
+using namespace cs::cal;
+
+const std::string kRoot = CLUSTERSIM_SOURCE_DIR;
+
+// Every rank count of 2 and 4 and sizes 1 KiB .. 1 GiB in steps of 4x, timed by the simulator
+// with `truth`: in the data the fit sees, each point lies exactly on the model it fits.
+Measurements simulated(const topo::ClusterGraph& graph, const coll::NcclParams& truth,
+                       const std::string& op) {
+  Measurements m;
+  m.node.gpu_name = "NVIDIA H200";
+  for (int n : {2, 4}) {
+    std::vector<int> ranks;
+    for (int r = 0; r < n; ++r) ranks.push_back(r);
+    coll::Communicator comm(graph, ranks, truth);
+    for (double bytes = 1024; bytes <= 1024.0 * 1024 * 1024; bytes *= 4) {
+      coll::CollectiveCall call;
+      call.op = op == "alltoall" ? coll::Op::all_to_all : coll::Op::send_recv;
+      call.bytes = bytes;
+      NcclPoint p;
+      p.op = op;
+      p.n_ranks = n;
+      p.bytes = bytes;
+      p.forced_algo = "default";
+      p.forced_proto = "default";
+      p.time_us = coll::simulate_alone(comm, call, coll::Fidelity::flow).time_us();
+      m.nccl.push_back(p);
+    }
+  }
+  return m;
+}
+
+}  // namespace
+
+// Truth: one-peer latency 11.8 us (Ring Simple base 8.4 + NVLink hop 3.4), multi-peer latency
+// 10 us, 20 GB/s per channel; the NVLink (450 GB/s x 0.88 = 396 GB/s) paces the sends whose
+// channels would run faster (sendrecv on 32 channels: 640 GB/s; alltoall 2 ranks at 1 GiB).
+TEST_CASE("the p2p fit recovers the per-channel rate and latencies it was simulated with") {
+  const topo::Cluster cluster = topo::load_cluster(kRoot + "/topologies/h200-4gpu.yaml");
+  const topo::ClusterGraph graph(cluster);
+  coll::NcclParams truth = coll::nccl_priors(coll::GpuArch::hopper);
+  truth.p2p_per_channel_GBps = 20.0;
+  truth.p2p_multi_peer_latency_us = 10.0;
+  const Split no_holdout{{}, SizeHoldout::none};
+  for (const std::string op : {"sendrecv", "alltoall"}) {
+    CAPTURE(op);
+    const NcclFit fit = fit_nccl_p2p(simulated(graph, truth, op), no_holdout, graph, op);
+    REQUIRE(fit.configs.size() == 1);
+    const int r = coll::index_of(coll::Algo::ring);
+    const int s = coll::index_of(coll::Proto::simple);
+    CHECK(fit.params.base_latency_us[r][s] == doctest::Approx(11.8).epsilon(1e-3));
+    CHECK(fit.params.p2p_multi_peer_latency_us == doctest::Approx(10.0).epsilon(1e-3));
+    CHECK(fit.params.p2p_per_channel_GBps == doctest::Approx(20.0).epsilon(1e-3));
+    CHECK(fit.configs[0].max_rel_error < 1e-3);
+  }
+}
