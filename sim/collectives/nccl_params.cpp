@@ -118,10 +118,14 @@ NcclParams nccl_priors(GpuArch arch) {
   p.runtime_channel_multiplier = 2;
   p.max_channels = 64;
 
-  // Point-to-point, NCCL 2.28 defaults: NCCL_MAX_P2P_NCHANNELS = MAXCHANNELS (64),
-  // NCCL_NCHANNELS_PER_NET_PEER 2, NCCL_P2P_NVL_CHUNKSIZE 512 KiB, NCCL_P2P_NET_CHUNKSIZE
-  // 128 KiB, NCCL_P2P_LL_THRESHOLD 16 KiB. NCCL's tuner has no p2p model: the per-channel rate
-  // falls back to the channel search's speed and the multi-peer latency to 0 until calibrated.
+  // Point-to-point: NCCL's environment defaults (param.h / init.cc, recalled, not read from the
+  // 2.28 source): NCCL_MAX_P2P_NCHANNELS = MAXCHANNELS (64), NCCL_NCHANNELS_PER_NET_PEER 2,
+  // NCCL_P2P_NVL_CHUNKSIZE 512 KiB, NCCL_P2P_NET_CHUNKSIZE 128 KiB, NCCL_P2P_LL_THRESHOLD 16 KiB.
+  // The split that uses them (p2p_plan.cpp) is enqueue.cc's addP2pToPlan; with these values it
+  // puts the 4 x H200 sendrecv bandwidth jump (3-4 ranks: 128 -> 256 MiB, 2 ranks: 256 -> 512
+  // MiB; calibrate/data/h200x4) where it is measured. NCCL's tuner has no p2p model: the
+  // per-channel rate falls back to the channel search's speed and the multi-peer latency to 0
+  // until calibrated (fit_nccl_p2p.cpp).
   p.p2p_max_channels = 64;
   p.p2p_net_channels_per_peer = 2;
   p.p2p_nvl_chunk_bytes = 512 * 1024;
