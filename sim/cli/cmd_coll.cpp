@@ -147,8 +147,6 @@ void run_coll(const CollArgs& a) {
 
   topo::Cluster cluster = topo::load_cluster(a.topology);
   const std::vector<int> ranks = parse_ranks(a.ranks, static_cast<int>(cluster.ranks.size()));
-  if (*op == coll::Op::send_recv && ranks.size() != 2)
-    throw InputError("key 'ranks': sendrecv takes exactly two ranks (sender, receiver)");
   // A calibration file replaces NCCL's priors with the fit for this collective and sets the
   // fitted link efficiencies and latencies on the cluster before its graph is built.
   coll::NcclParams params = coll::nccl_priors(coll::comm_arch(cluster, ranks));
