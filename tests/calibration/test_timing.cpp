@@ -40,7 +40,8 @@ std::multiset<Record> raw_nccl(const std::string& folder) {
     if (doc.value("schema", "") != "clustersim-calibration-v1") continue;
     for (const auto& r : doc["measurements"]) {
       if (r.value("kind", "") != "nccl") continue;
-      const Point p{r["op"], r["nranks"], r["bytes"], r["forced_algo"], r["forced_proto"]};
+      const Point p{r["op"].get<std::string>(), r["nranks"].get<int>(), r["bytes"].get<double>(),
+                    r["forced_algo"].get<std::string>(), r["forced_proto"].get<std::string>()};
       out.insert({r.value("timing", "host_paced"), p, r["time_us"].get<double>()});
     }
   }
