@@ -36,9 +36,15 @@ class QuaternaryHeap {
       const std::size_t first = 4 * slot + 1;
       if (first >= size) break;
       std::size_t best = first;
-      const std::size_t last = first + 4 < size ? first + 4 : size;
-      for (std::size_t child = first + 1; child < last; ++child) {
-        if (before_(items_[child], items_[best])) best = child;
+      if (first + 4 <= size) {  // all four children: a tournament, two independent compares first
+        const std::size_t left = before_(items_[first + 1], items_[first]) ? first + 1 : first;
+        const std::size_t right =
+            before_(items_[first + 3], items_[first + 2]) ? first + 3 : first + 2;
+        best = before_(items_[right], items_[left]) ? right : left;
+      } else {
+        for (std::size_t child = first + 1; child < size; ++child) {
+          if (before_(items_[child], items_[best])) best = child;
+        }
       }
       if (!before_(items_[best], item)) break;
       items_[slot] = std::move(items_[best]);
