@@ -101,9 +101,10 @@ class MaxMinSharing {
   // compares as one 128-bit integer, without the branches of two comparisons (the solver's
   // hottest code). The sign bit is cleared so that -0.0 ties with 0.0, as it does for `<`.
   struct Lower {
-    static unsigned __int128 order(const Level& x) {
+    __extension__ using Order = unsigned __int128;  // a GCC/Clang extension, on purpose
+    static Order order(const Level& x) {
       const auto bits = std::bit_cast<std::uint64_t>(x.rate_Bps) & ~(std::uint64_t{1} << 63);
-      return (static_cast<unsigned __int128>(bits) << 64) | static_cast<std::uint64_t>(x.key);
+      return (static_cast<Order>(bits) << 64) | static_cast<std::uint64_t>(x.key);
     }
     bool operator()(const Level& x, const Level& y) const { return order(x) < order(y); }
   };
