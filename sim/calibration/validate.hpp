@@ -48,7 +48,7 @@ struct ErrorRow {
 struct Validation {
   std::string machine;
   std::string topology;
-  std::string split;  // Split::describe()
+  std::string split;   // Split::describe()
   std::string timing;  // TimingSelection::describe() of the data ("" when not selected)
   std::vector<Prediction> predictions;
   std::vector<ErrorRow> rows;     // per (kind, group, ranks, config), in that order
