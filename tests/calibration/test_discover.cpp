@@ -14,17 +14,10 @@
 
 #include "calibration/discover.hpp"
 #include "core/error.hpp"
+#include "support/calibration_data.hpp"
 #include "topology/loader.hpp"
 
 namespace {
-
-std::string read_data(const std::string& relative) {
-  std::ifstream in(std::string(CLUSTERSIM_SOURCE_DIR) + "/calibrate/data/" + relative);
-  REQUIRE(in);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 cs::cal::DiscoverOptions options(const std::string& name) {
   cs::cal::DiscoverOptions o;
@@ -52,9 +45,10 @@ std::vector<const cs::topo::Link*> links_of(const cs::topo::Cluster& c, cs::topo
 TEST_CASE(
     "discover h200x4 from topo -m and NCCL's XML: 4 GPUs on one NVSwitch at 450 GB/s, PCIe Gen5 to "
     "the CPU") {
-  const auto smi = cs::cal::parse_nvidia_smi_topo(read_data("h200x4/topo-m.txt"), "topo-m.txt");
-  const auto nccl =
-      cs::cal::parse_nccl_topo_xml(read_data("h200x4/nccl-topo.xml"), "nccl-topo.xml");
+  const auto smi = cs::cal::parse_nvidia_smi_topo(
+      cs::test::read_calibration_data("h200x4/topo-m.txt"), "topo-m.txt");
+  const auto nccl = cs::cal::parse_nccl_topo_xml(
+      cs::test::read_calibration_data("h200x4/nccl-topo.xml"), "nccl-topo.xml");
   auto o = options("h200x4");
   o.nccl_source = "nccl-topo.xml";
   const auto server = cs::cal::discover_server(smi, &nccl, o);
@@ -78,7 +72,8 @@ TEST_CASE(
     "discover h200x2 from topo -m alone: two GPUs with NV18 become one direct NVLink4 x18 link") {
   // Without NCCL's XML two GPUs with NV18 could be cabled directly or switched; for two GPUs both
   // give one 450 GB/s path, and discovery writes the direct link.
-  const auto smi = cs::cal::parse_nvidia_smi_topo(read_data("h200x2/topo-m.txt"), "topo-m.txt");
+  const auto smi = cs::cal::parse_nvidia_smi_topo(
+      cs::test::read_calibration_data("h200x2/topo-m.txt"), "topo-m.txt");
   auto o = options("h200x2");
   o.gpu = "NVIDIA H200";
   const auto server = cs::cal::discover_server(smi, nullptr, o);
@@ -92,7 +87,8 @@ TEST_CASE(
 }
 
 TEST_CASE("discover h100x1: one GPU, model named by --gpu") {
-  const auto smi = cs::cal::parse_nvidia_smi_topo(read_data("h100x1/topo-m.txt"), "topo-m.txt");
+  const auto smi = cs::cal::parse_nvidia_smi_topo(
+      cs::test::read_calibration_data("h100x1/topo-m.txt"), "topo-m.txt");
   auto o = options("h100x1");
   o.gpu = "NVIDIA H100 80GB HBM3";
   const auto cluster = cs::topo::load_cluster_from_string(
@@ -151,7 +147,8 @@ TEST_CASE(
 }
 
 TEST_CASE("discover refuses what it cannot know") {
-  const auto smi = cs::cal::parse_nvidia_smi_topo(read_data("h200x4/topo-m.txt"), "topo-m.txt");
+  const auto smi = cs::cal::parse_nvidia_smi_topo(
+      cs::test::read_calibration_data("h200x4/topo-m.txt"), "topo-m.txt");
   auto o = options("x");
   SUBCASE("no GPU model without NCCL's XML or --gpu") {
     CHECK_THROWS_WITH_AS(cs::cal::discover_server(smi, nullptr, o),

@@ -9,23 +9,17 @@
 #include "calibration/discover_nccl_xml.hpp"
 #include "calibration/discover_smi.hpp"
 #include "core/error.hpp"
+#include "support/calibration_data.hpp"
 
 namespace {
-
-std::string read_data(const std::string& relative) {
-  std::ifstream in(std::string(CLUSTERSIM_SOURCE_DIR) + "/calibrate/data/" + relative);
-  REQUIRE(in);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 using cs::cal::SmiLink;
 
 }  // namespace
 
 TEST_CASE("nvidia-smi topo -m of the 4 x H200 machine: 4 GPUs, every pair NV18, one NUMA node") {
-  const auto topo = cs::cal::parse_nvidia_smi_topo(read_data("h200x4/topo-m.txt"), "topo-m.txt");
+  const auto topo = cs::cal::parse_nvidia_smi_topo(
+      cs::test::read_calibration_data("h200x4/topo-m.txt"), "topo-m.txt");
   REQUIRE(topo.devices.size() == 4);
   CHECK(topo.gpu_count() == 4);
   for (size_t i = 0; i < 4; ++i) {
@@ -41,7 +35,8 @@ TEST_CASE("nvidia-smi topo -m of the 4 x H200 machine: 4 GPUs, every pair NV18, 
 
 TEST_CASE(
     "nvidia-smi topo -m of the one-GPU H100 machine: one GPU row, affinity read past the padding") {
-  const auto topo = cs::cal::parse_nvidia_smi_topo(read_data("h100x1/topo-m.txt"), "topo-m.txt");
+  const auto topo = cs::cal::parse_nvidia_smi_topo(
+      cs::test::read_calibration_data("h100x1/topo-m.txt"), "topo-m.txt");
   REQUIRE(topo.gpu_count() == 1);
   CHECK(topo.devices[0].cpu_affinity == "0-15");
   CHECK(topo.devices[0].numa_affinity == "0");
@@ -99,8 +94,8 @@ TEST_CASE("nvidia-smi topo -m errors name the file, line and column") {
 
 TEST_CASE(
     "NCCL topology XML of the 4 x H200 machine: 4 GPUs, 18 NVLinks each to NVSwitch, PCIe Gen5") {
-  const auto topo =
-      cs::cal::parse_nccl_topo_xml(read_data("h200x4/nccl-topo.xml"), "nccl-topo.xml");
+  const auto topo = cs::cal::parse_nccl_topo_xml(
+      cs::test::read_calibration_data("h200x4/nccl-topo.xml"), "nccl-topo.xml");
   REQUIRE(topo.gpus.size() == 4);
   CHECK(topo.cpu_numa.size() == 1);
   for (int g = 0; g < 4; ++g) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "calibration/measurements.hpp"
+#include "support/calibration_data.hpp"
 
 using cs::cal::Measurements;
 using cs::cal::read_measurement_text;
@@ -13,18 +14,6 @@ using cs::cal::read_measurement_text;
 namespace {
 
 const std::string kData = std::string(CLUSTERSIM_SOURCE_DIR) + "/calibrate/data/h200x4";
-
-std::string error_of(const std::string& text) {
-  Measurements m;
-  try {
-    read_measurement_text(text, "bad.json", m);
-  } catch (const cs::InputError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-const char* kHead = "{\"schema\":\"clustersim-calibration-v1\",\n\"measurements\":[\n";
 
 }  // namespace
 
@@ -49,29 +38,31 @@ TEST_CASE("the committed 4 x H200 measurements read into typed records") {
 }
 
 TEST_CASE("a record missing a key names the file, its line and the key") {
-  const std::string text = std::string(kHead) +
+  const std::string text = std::string(cs::test::kMeasurementsHead) +
                            "{\"kind\":\"launch\",\"what\":\"event_sync\",\"time_us\":1.5},\n"
                            "{\"kind\":\"membw\",\"time_us\":3}\n]}\n";
-  CHECK(error_of(text) == "bad.json:4: key 'bytes': missing");
+  CHECK(cs::test::measurement_error(text) == "bad.json:4: key 'bytes': missing");
 }
 
 TEST_CASE("bad values and unknown names list what would be valid") {
-  const std::string negative =
-      std::string(kHead) + "{\"kind\":\"membw\",\"bytes\":-4,\"time_us\":3}\n]}\n";
-  CHECK(error_of(negative).find("bad.json:3: key 'bytes': expected a finite number above 0") == 0);
-  const std::string op = std::string(kHead) +
+  const std::string negative = std::string(cs::test::kMeasurementsHead) +
+                               "{\"kind\":\"membw\",\"bytes\":-4,\"time_us\":3}\n]}\n";
+  CHECK(cs::test::measurement_error(negative).find(
+            "bad.json:3: key 'bytes': expected a finite number above 0") == 0);
+  const std::string op = std::string(cs::test::kMeasurementsHead) +
                          "{\"kind\":\"nccl\",\"op\":\"allsum\",\"nranks\":2,\"bytes\":8,"
                          "\"forced_algo\":\"default\",\"forced_proto\":\"default\","
                          "\"time_us\":9}\n]}\n";
-  CHECK(error_of(op).find("key 'op': unknown value 'allsum'; valid: allreduce") !=
-        std::string::npos);
+  CHECK(cs::test::measurement_error(op).find(
+            "key 'op': unknown value 'allsum'; valid: allreduce") != std::string::npos);
 }
 
 TEST_CASE("files that are not calibration files are refused at the top") {
-  CHECK(error_of("{\"schema\":\"other\",\"measurements\":[]}").find("key 'schema'") !=
-        std::string::npos);
-  CHECK(error_of("{\"schema\":\"clustersim-calibration-v1\",\n\"measurements\":[1,}")
+  CHECK(cs::test::measurement_error("{\"schema\":\"other\",\"measurements\":[]}")
+            .find("key 'schema'") != std::string::npos);
+  CHECK(cs::test::measurement_error(
+            "{\"schema\":\"clustersim-calibration-v1\",\n\"measurements\":[1,}")
             .find("bad.json:2: not valid JSON") == 0);
-  CHECK(error_of("{\"schema\":\"clustersim-calibration-v1\"}").find("key 'measurements'") !=
-        std::string::npos);
+  CHECK(cs::test::measurement_error("{\"schema\":\"clustersim-calibration-v1\"}")
+            .find("key 'measurements'") != std::string::npos);
 }

@@ -14,6 +14,7 @@
 
 #include "calibration/measurements.hpp"
 #include "calibration/timing_select.hpp"
+#include "support/calibration_data.hpp"
 
 using cs::cal::Measurements;
 using cs::cal::NcclPoint;
@@ -48,17 +49,6 @@ std::multiset<Record> raw_nccl(const std::string& folder) {
   return out;
 }
 
-std::string error_of(const std::string& text) {
-  Measurements m;
-  try {
-    read_measurement_text(text, "bad.json", m);
-  } catch (const cs::InputError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-const char* kHead = "{\"schema\":\"clustersim-calibration-v1\",\n\"measurements\":[\n";
 const char* kRecord =
     "\"kind\":\"nccl\",\"op\":\"allreduce\",\"nranks\":2,\"bytes\":1024,"
     "\"forced_algo\":\"default\",\"forced_proto\":\"default\",\"time_us\":";
@@ -85,14 +75,14 @@ TEST_CASE("the reader keeps each record's timing, as the files give it") {
 
 TEST_CASE("a record without timing is host_paced; an unknown timing names file, line and key") {
   Measurements m;
-  read_measurement_text(
-      std::string(kHead) + "{" + kRecord + "5},\n{\"timing\":\"gated\"," + kRecord + "4}\n]}\n",
-      "ok.json", m);
+  read_measurement_text(std::string(cs::test::kMeasurementsHead) + "{" + kRecord +
+                            "5},\n{\"timing\":\"gated\"," + kRecord + "4}\n]}\n",
+                        "ok.json", m);
   REQUIRE(m.nccl.size() == 2);
   CHECK(m.nccl[0].timing == NcclTiming::host_paced);
   CHECK(m.nccl[1].timing == NcclTiming::gated);
-  CHECK(error_of(std::string(kHead) + "{" + kRecord + "5},\n{\"timing\":\"paced\"," + kRecord +
-                 "4}\n]}\n") ==
+  CHECK(cs::test::measurement_error(std::string(cs::test::kMeasurementsHead) + "{" + kRecord +
+                                    "5},\n{\"timing\":\"paced\"," + kRecord + "4}\n]}\n") ==
         "bad.json:4: key 'timing': unknown value 'paced'; valid: host_paced, gated");
 }
 
@@ -148,8 +138,9 @@ TEST_CASE("gated selection takes the gated record up to 16 MiB and host_paced ab
 
 TEST_CASE("two records of one point with one timing are an error naming both") {
   Measurements m;
-  read_measurement_text(std::string(kHead) + "{" + kRecord + "5},\n{" + kRecord + "4}\n]}\n",
-                        "twice.json", m);
+  read_measurement_text(
+      std::string(cs::test::kMeasurementsHead) + "{" + kRecord + "5},\n{" + kRecord + "4}\n]}\n",
+      "twice.json", m);
   std::string error;
   try {
     select_nccl_timing(m, NcclTiming::host_paced);
