@@ -66,20 +66,27 @@ int host_cpu_of(const topo::ClusterGraph& graph, int gpu_node) {
   return best;
 }
 
-FlowSpec host_to_device(const topo::ClusterGraph& graph, int gpu_node, double bytes,
-                        HostMemory memory) {
+namespace {
+
+// A copy between a GPU and its host's memory, in either direction, over the PCIe path.
+FlowSpec host_copy(const topo::ClusterGraph& graph, int gpu_node, double bytes, HostMemory memory,
+                   bool to_device) {
   const int cpu = host_cpu_of(graph, gpu_node);
-  FlowSpec spec = along(graph.route(cpu, gpu_node), bytes);
+  FlowSpec spec = along(to_device ? graph.route(cpu, gpu_node) : graph.route(gpu_node, cpu), bytes);
   apply_staging(spec, graph.cluster().nodes[static_cast<std::size_t>(cpu)], memory);
   return spec;
 }
 
+}  // namespace
+
+FlowSpec host_to_device(const topo::ClusterGraph& graph, int gpu_node, double bytes,
+                        HostMemory memory) {
+  return host_copy(graph, gpu_node, bytes, memory, true);
+}
+
 FlowSpec device_to_host(const topo::ClusterGraph& graph, int gpu_node, double bytes,
                         HostMemory memory) {
-  const int cpu = host_cpu_of(graph, gpu_node);
-  FlowSpec spec = along(graph.route(gpu_node, cpu), bytes);
-  apply_staging(spec, graph.cluster().nodes[static_cast<std::size_t>(cpu)], memory);
-  return spec;
+  return host_copy(graph, gpu_node, bytes, memory, false);
 }
 
 FlowSpec peer_copy(const topo::ClusterGraph& graph, int src_gpu, int dst_gpu, double bytes) {
