@@ -100,15 +100,7 @@ TEST_CASE("discover h100x1: one GPU, model named by --gpu") {
 
 TEST_CASE(
     "discover a two-socket board with NICs: PCIe switches from PIX, NICs on them, a socket link") {
-  const std::string text =
-      "\tGPU0\tGPU1\tGPU2\tGPU3\tNIC0\tNIC1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n"
-      "GPU0\t X \tNV18\tNV18\tNV18\tPIX\tSYS\t0-47\t0\t\tN/A\n"
-      "GPU1\tNV18\t X \tNV18\tNV18\tPIX\tSYS\t0-47\t0\t\tN/A\n"
-      "GPU2\tNV18\tNV18\t X \tNV18\tSYS\tPIX\t48-95\t1\t\tN/A\n"
-      "GPU3\tNV18\tNV18\tNV18\t X \tSYS\tPIX\t48-95\t1\t\tN/A\n"
-      "NIC0\tPIX\tPIX\tSYS\tSYS\t X \tSYS\n"
-      "NIC1\tSYS\tSYS\tPIX\tPIX\tSYS\t X \n"
-      "\nNIC Legend:\n\n  NIC0: mlx5_0\n  NIC1: mlx5_1\n";
+  const std::string text = cs::test::kTwoSocketSmiText;
   const auto smi = cs::cal::parse_nvidia_smi_topo(text, "board.txt");
   auto o = options("board");
   o.gpu = "NVIDIA H100 80GB HBM3";

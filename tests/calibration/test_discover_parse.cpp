@@ -42,21 +42,8 @@ TEST_CASE(
   CHECK(topo.devices[0].numa_affinity == "0");
 }
 
-// An HGX-like half board: GPUs 0-1 and NIC0 behind one PCIe switch on socket 0, GPUs 2-3 and NIC1
-// behind another on socket 1.
-const char* const kTwoSocketText =
-    "\tGPU0\tGPU1\tGPU2\tGPU3\tNIC0\tNIC1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n"
-    "GPU0\t X \tNV18\tNV18\tNV18\tPIX\tSYS\t0-47\t0\t\tN/A\n"
-    "GPU1\tNV18\t X \tNV18\tNV18\tPIX\tSYS\t0-47\t0\t\tN/A\n"
-    "GPU2\tNV18\tNV18\t X \tNV18\tSYS\tPIX\t48-95\t1\t\tN/A\n"
-    "GPU3\tNV18\tNV18\tNV18\t X \tSYS\tPIX\t48-95\t1\t\tN/A\n"
-    "NIC0\tPIX\tPIX\tSYS\tSYS\t X \tSYS\n"
-    "NIC1\tSYS\tSYS\tPIX\tPIX\tSYS\t X \n"
-    "\nLegend:\n\n  X    = Self\n  PIX  = Connection traversing at most a single PCIe bridge\n"
-    "\nNIC Legend:\n\n  NIC0: mlx5_0\n  NIC1: mlx5_1\n";
-
 TEST_CASE("nvidia-smi topo -m with NICs: NIC rows, legend names, per-GPU NUMA") {
-  const auto topo = cs::cal::parse_nvidia_smi_topo(kTwoSocketText, "two-socket");
+  const auto topo = cs::cal::parse_nvidia_smi_topo(cs::test::kTwoSocketSmiText, "two-socket");
   REQUIRE(topo.devices.size() == 6);
   CHECK(topo.gpu_count() == 4);
   CHECK(topo.devices[4].legend_name == "mlx5_0");
