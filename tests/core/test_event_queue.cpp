@@ -1,6 +1,7 @@
 // The event queue: time order, insertion order at equal times, run_until, callbacks that schedule.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -118,6 +119,45 @@ TEST_CASE("the same workload gives the same trace, in time order") {
   REQUIRE(first.size() > 100);
   for (std::size_t i = 1; i < first.size(); ++i) {
     REQUIRE(first[i - 1].first <= first[i].first);
+  }
+}
+
+// Against a reference: the order a stable sort on time gives (time, then scheduling order). Times
+// span 40 bits and cluster on a few values, so events move through many buckets and equal times
+// meet after different moves; run_until stops between events and new ones land before the next.
+TEST_CASE("random schedules run in (time, scheduling order), across run_until stops") {
+  for (std::uint32_t seed = 1; seed <= 20; ++seed) {
+    std::mt19937_64 rng(seed);
+    EventQueue queue;
+    std::vector<std::pair<TimePs, int>> scheduled;  // (time, id); ids count up in schedule order
+    std::vector<int> ran;
+    const auto add = [&](TimePs at) {
+      const int id = static_cast<int>(scheduled.size());
+      scheduled.emplace_back(at, id);
+      queue.schedule(at, [&ran, id] { ran.push_back(id); });
+    };
+    const auto random_time = [&](TimePs from) {
+      switch (rng() % 3) {
+        case 0:
+          return from;  // now
+        case 1:
+          return from + static_cast<TimePs>(rng() % 4) * 1000;  // a few shared times
+        default:
+          return from + static_cast<TimePs>(rng() % (1ULL << 40));  // anywhere
+      }
+    };
+    for (int i = 0; i < 300; ++i) add(random_time(0));
+    for (int stop = 0; stop < 50; ++stop) {
+      queue.run_until(queue.now() + static_cast<TimePs>(rng() % (1ULL << 36)));
+      for (int i = 0; i < 10; ++i) add(random_time(queue.now()));
+    }
+    queue.run();
+    std::vector<std::pair<TimePs, int>> expected = scheduled;
+    std::stable_sort(expected.begin(), expected.end(),
+                     [](const auto& x, const auto& y) { return x.first < y.first; });
+    std::vector<int> expected_ids;
+    for (const auto& [at, id] : expected) expected_ids.push_back(id);
+    REQUIRE(ran == expected_ids);
   }
 }
 
