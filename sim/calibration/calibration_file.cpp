@@ -124,6 +124,7 @@ std::string calibration_json(const Calibration& c) {
   j["split"] = {{"holdout_ranks", c.split.holdout_ranks},
                 {"holdout_sizes", to_string(c.split.sizes)},
                 {"rule", c.split.describe()}};
+  j["timing"] = to_string(c.timing);
   j["nccl"] = nccl_fit_json(c.nccl);
   j["nccl_by_op"] = json::array();
   for (const NcclFit& f : c.nccl_by_op) j["nccl_by_op"].push_back(nccl_fit_json(f));
@@ -183,6 +184,12 @@ Calibration parse_calibration(const std::string& text, const std::string& file_n
     c.split.holdout_ranks.push_back(v.get<int>());
   }
   c.split.sizes = parse_size_holdout(s.text("holdout_sizes"), "split.holdout_sizes");
+  // Files written before the key existed were all fitted on host-paced records.
+  if (j.contains("timing")) {
+    const auto timing = parse_nccl_timing(r.text("timing"));
+    if (!timing) r.fail("timing", "expected \"host_paced\" or \"gated\"");
+    c.timing = *timing;
+  }
   c.nccl = nccl_fit_from(r.child(r.at("nccl"), "nccl"));
   for (const json& v : r.array("nccl_by_op"))
     c.nccl_by_op.push_back(nccl_fit_from(r.child(v, "nccl_by_op[]")));

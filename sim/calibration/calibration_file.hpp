@@ -11,6 +11,7 @@
 #include "calibration/fit_links.hpp"
 #include "calibration/fit_nccl.hpp"
 #include "calibration/fit_split.hpp"
+#include "calibration/measurements.hpp"
 #include "topology/cluster.hpp"
 
 namespace cs::cal {
@@ -22,10 +23,11 @@ struct Calibration {
   std::string gpu_name;  // from the measurement files
   int gpu_count = 0;
   long long nccl_version = 0;
-  std::string topology;             // the topology file the NCCL fit read (its name)
-  Split split;                      // what was held out of the fit
-  NcclFit nccl;                     // every op fitted together: for ops not measured
-  std::vector<NcclFit> nccl_by_op;  // one per measured collective
+  std::string topology;                        // the topology file the NCCL fit read (its name)
+  Split split;                                 // what was held out of the fit
+  NcclTiming timing = NcclTiming::host_paced;  // the NCCL records it read (timing_select.hpp)
+  NcclFit nccl;                                // every op fitted together: for ops not measured
+  std::vector<NcclFit> nccl_by_op;             // one per measured collective
   std::vector<CopyFit> copies;
   ComputeFit compute;
 };

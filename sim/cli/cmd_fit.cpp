@@ -49,8 +49,9 @@ void run_fit(const FitArgs& a) {
   const cal::Split split = split_from(a, data);
   const topo::Cluster cluster = topo::load_cluster(a.topology);
   const topo::ClusterGraph graph(cluster);
-  const cal::Calibration c =
+  cal::Calibration c =
       cal::fit_calibration(data, split, graph, cal::base_name(a.data), cal::base_name(a.topology));
+  c.timing = timing;
   cal::save_calibration(c, a.out);
   std::cout << "fitted " << data.nccl.size() << " NCCL, " << data.copies.size() << " copy, "
             << data.gemms.size() << " GEMM points of " << c.machine << " (" << split.describe()

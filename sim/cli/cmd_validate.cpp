@@ -39,10 +39,13 @@ void run_validate(const ValidateArgs& a) {
     const topo::ClusterGraph graph(cluster);
     calibration = cal::fit_calibration(data, cal::default_split(cal::nccl_rank_counts(data)), graph,
                                        cal::base_name(a.data), cal::base_name(a.topology));
-    name = "fitted in memory from the training points";
+    calibration.timing = timing;
+    name = std::string("fitted in memory from the training points (") + cal::to_string(timing) +
+           " records)";
   } else {
     calibration = cal::load_calibration(a.calibration);
-    name = cal::base_name(a.calibration) + " (" + calibration.machine + ")";
+    name = cal::base_name(a.calibration) + " (" + calibration.machine + ", fitted on " +
+           cal::to_string(calibration.timing) + " records)";
   }
   cal::Validation v = cal::validate(data, cluster, calibration);
   v.machine = cal::base_name(a.data);

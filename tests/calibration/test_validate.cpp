@@ -10,6 +10,7 @@
 #include <sstream>
 #include <tuple>
 
+#include <nlohmann/json.hpp>
 #include "calibration/fit.hpp"
 #include "calibration/validate.hpp"
 #include "support/cli_run.hpp"
@@ -48,6 +49,30 @@ TEST_CASE("the calibration file round-trips through JSON byte for byte") {
   CHECK(back.nccl_by_op.size() == c.nccl_by_op.size());
   CHECK(nccl_fit_for(back, "allreduce").params.base_latency_us[1][2] ==
         nccl_fit_for(c, "allreduce").params.base_latency_us[1][2]);
+}
+
+TEST_CASE("the calibration file records the NCCL timing it was fitted on") {
+  const std::string committed = read_text(kData + "/calibration.json");
+  Calibration c = parse_calibration(committed, "calibration.json");
+  CHECK(c.timing == NcclTiming::host_paced);  // refresh.sh fits host-paced records
+  c.timing = NcclTiming::gated;
+  const std::string gated = calibration_json(c);
+  CHECK(gated.find("\"timing\": \"gated\"") != std::string::npos);
+  CHECK(parse_calibration(gated, "g.json").timing == NcclTiming::gated);
+
+  // A file from before the key existed was fitted on host-paced records; a wrong value is named.
+  nlohmann::json old_file = nlohmann::json::parse(committed);
+  old_file.erase("timing");
+  CHECK(parse_calibration(old_file.dump(), "old.json").timing == NcclTiming::host_paced);
+  nlohmann::json bad = nlohmann::json::parse(committed);
+  bad["timing"] = "paced";
+  std::string message;
+  try {
+    parse_calibration(bad.dump(), "bad.json");
+  } catch (const cs::InputError& e) {
+    message = e.what();
+  }
+  CHECK(message == "bad.json: key 'timing': expected \"host_paced\" or \"gated\"");
 }
 
 TEST_CASE("a broken calibration file names the key") {
