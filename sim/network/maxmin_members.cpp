@@ -1,6 +1,6 @@
-// The max-min solver's channel member lists: each channel's members sit in a region of three
-// parallel pools (flow, rate, prefix load), sorted by rate. New flows join at update(); a region
-// that outgrows its slots moves to the end of the pools, and the pools are packed again once more
+// The max-min solver's channel member lists: each channel's members sit in a region of one pool,
+// sorted by rate. New flows join at update(); a region
+// that outgrows its slots moves to the end of the pool, and the pool is packed again once more
 // than half of them is left behind.
 #include <algorithm>
 #include <bit>
@@ -31,8 +31,8 @@ void MaxMinSharing::count_added_flows() {
 }
 
 // Lists the counted flows at the end of their channels' members (they have no rate yet, so they
-// sort last). Channels that outgrow their slots move together, in one resize of the pools, so that
-// building a large flow set from scratch grows the pools once.
+// sort last). Channels that outgrow their slots move together, in one resize of the pool, so that
+// building a large flow set from scratch grows the pool once.
 void MaxMinSharing::list_added_flows() {
   std::vector<topo::ChannelId>& growing = scratch_channels_;
   const auto slots_for = [](const ChannelState& state) {
@@ -47,18 +47,12 @@ void MaxMinSharing::list_added_flows() {
   std::size_t end = old_end;
   for (topo::ChannelId c : growing) end += slots_for(channels_[static_cast<std::size_t>(c)]);
   member_pool_.resize(end);
-  member_rate_pool_.resize(end);
-  member_prefix_load_pool_.resize(end);
   std::size_t next = old_end;
   for (topo::ChannelId c : growing) {
     ChannelState& state = channels_[static_cast<std::size_t>(c)];
     const auto from = static_cast<std::ptrdiff_t>(state.first_slot);
     const auto to = static_cast<std::ptrdiff_t>(next);
     std::copy_n(member_pool_.begin() + from, state.member_count, member_pool_.begin() + to);
-    std::copy_n(member_rate_pool_.begin() + from, state.member_count,
-                member_rate_pool_.begin() + to);
-    std::copy_n(member_prefix_load_pool_.begin() + from, state.member_count,
-                member_prefix_load_pool_.begin() + to);
     dead_slots_ += state.slot_count;
     state.first_slot = static_cast<std::uint32_t>(next);
     state.slot_count = slots_for(state);
@@ -74,8 +68,8 @@ void MaxMinSharing::list_added_flows() {
       ChannelState& state = channels_[static_cast<std::size_t>(use.channel)];
       state.written = 0;
       const std::uint32_t slot = state.member_count++;
-      member_pool_[state.first_slot + slot] = Member{index, use.multiplicity};
-      member_rate_pool_[state.first_slot + slot] = std::numeric_limits<double>::infinity();
+      member_pool_[state.first_slot + slot] =
+          Member{index, use.multiplicity, std::numeric_limits<double>::infinity(), 0.0};
       slot_pool_[flow.first_use + u] = slot;
     }
   }
@@ -86,8 +80,6 @@ void MaxMinSharing::list_added_flows() {
 // flows counted for listing included).
 void MaxMinSharing::compact_members() {
   std::vector<Member> members;
-  std::vector<double> rates;
-  std::vector<double> prefix_loads;
   for (ChannelState& state : channels_) {
     const auto first = static_cast<std::uint32_t>(members.size());
     const std::uint32_t count = state.member_count + state.written;
@@ -95,18 +87,11 @@ void MaxMinSharing::compact_members() {
     const auto from = static_cast<std::ptrdiff_t>(state.first_slot);
     const auto to = from + static_cast<std::ptrdiff_t>(state.member_count);
     members.insert(members.end(), member_pool_.begin() + from, member_pool_.begin() + to);
-    rates.insert(rates.end(), member_rate_pool_.begin() + from, member_rate_pool_.begin() + to);
-    prefix_loads.insert(prefix_loads.end(), member_prefix_load_pool_.begin() + from,
-                        member_prefix_load_pool_.begin() + to);
     members.resize(first + slots);
-    rates.resize(first + slots);
-    prefix_loads.resize(first + slots);
     state.first_slot = first;
     state.slot_count = slots;
   }
   member_pool_ = std::move(members);
-  member_rate_pool_ = std::move(rates);
-  member_prefix_load_pool_ = std::move(prefix_loads);
   dead_slots_ = 0;
 }
 

@@ -46,21 +46,20 @@ double MaxMinSharing::restart_level_Bps() {
 // The bound for one changed channel, with the flows added on it counted in (count_added_flows()).
 double MaxMinSharing::unmoved_below_Bps(const ChannelState& state) const {
   const Member* members = member_pool_.data() + state.first_slot;
-  const double* rates = member_rate_pool_.data() + state.first_slot;
-  const double* prefix_loads = member_prefix_load_pool_.data() + state.first_slot;
   std::uint32_t below = state.member_count;
   double level = std::numeric_limits<double>::infinity();
   if (below > 0 && state.load_Bps >= state.capacity_Bps * (1 - kFullWithin)) {
-    level = rates[below - 1];
+    level = members[below - 1].rate_Bps;
   }
   if (state.written == 0 || !std::isfinite(state.capacity_Bps)) return level;
   // Weight rising with the level above the crossing: the added flows and the members above it.
   auto above = static_cast<double>(state.unfrozen_weight);
-  while (below > 0 && !(prefix_loads[below - 1] + rates[below - 1] * above < state.capacity_Bps)) {
+  while (below > 0 && !(members[below - 1].prefix_load_Bps + members[below - 1].rate_Bps * above <
+                        state.capacity_Bps)) {
     --below;
     above += members[below].multiplicity;
   }
-  const double prefix_load = below == 0 ? 0.0 : prefix_loads[below - 1];
+  const double prefix_load = below == 0 ? 0.0 : members[below - 1].prefix_load_Bps;
   const double left = state.capacity_Bps * (1 - kRoundingCut) - prefix_load;
   return std::min(level, std::max(0.0, left) / above);
 }

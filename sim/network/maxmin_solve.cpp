@@ -61,11 +61,10 @@ void MaxMinSharing::reach(topo::ChannelId channel, double restart_Bps) {
   ChannelState& state = channels_[static_cast<std::size_t>(channel)];
   state.visit = visit_;
   const Member* members = member_pool_.data() + state.first_slot;
-  const double* rates = member_rate_pool_.data() + state.first_slot;
   std::uint32_t kept = state.member_count;
   std::int32_t open_weight = 0;
   state.first_open = static_cast<std::uint32_t>(open_flows_.size());
-  while (kept > 0 && rates[kept - 1] >= restart_Bps) {
+  while (kept > 0 && members[kept - 1].rate_Bps >= restart_Bps) {
     const Member member = members[--kept];
     if (member.multiplicity == 0) continue;  // removed since the last update
     open_flows_.push_back(member.flow);
@@ -78,7 +77,7 @@ void MaxMinSharing::reach(topo::ChannelId channel, double restart_Bps) {
   }
   state.open_count = static_cast<std::uint32_t>(open_flows_.size()) - state.first_open;
   state.written = kept;
-  state.frozen_load_Bps = kept == 0 ? 0.0 : member_prefix_load_pool_[state.first_slot + kept - 1];
+  state.frozen_load_Bps = kept == 0 ? 0.0 : members[kept - 1].prefix_load_Bps;
   state.load_Bps = state.frozen_load_Bps;
   state.unfrozen_weight = open_weight;
   component_channels_.push_back(channel);
@@ -167,9 +166,7 @@ void MaxMinSharing::freeze(FlowIndex index, double rate_Bps) {
     state.unfrozen_weight -= use.multiplicity;
     const std::uint32_t slot = state.written++;
     const std::size_t at = state.first_slot + slot;
-    member_pool_[at] = Member{index, use.multiplicity};
-    member_rate_pool_[at] = rate_Bps;
-    member_prefix_load_pool_[at] = state.frozen_load_Bps;
+    member_pool_[at] = Member{index, use.multiplicity, rate_Bps, state.frozen_load_Bps};
     slot_pool_[flow.first_use + u] = slot;
   }
 }
