@@ -32,11 +32,14 @@ void MaxMinSharing::count_added_flows() {
 
 // Lists the counted flows at the end of their channels' members (they have no rate yet, so they
 // sort last). Channels that outgrow their slots move together, in one resize of the pool, so that
-// building a large flow set from scratch grows the pool once.
+// building a large flow set from scratch grows the pool once. A region is the next power of two
+// (no minimum: a floor of 4 slots per channel made a one-shot solve of 1,000 flows on the fat
+// tree allocate twice the memory, which the allocator then returned to the system and faulted back
+// in on every solve, 0.53 vs 4.0 ms).
 void MaxMinSharing::list_added_flows() {
   std::vector<topo::ChannelId>& growing = scratch_channels_;
   const auto slots_for = [](const ChannelState& state) {
-    return std::max<std::uint32_t>(4, std::bit_ceil(state.member_count + state.written));
+    return std::bit_ceil(state.member_count + state.written);
   };
   if (dead_slots_ > 4096 && dead_slots_ > member_pool_.size() / 2) compact_members();
   std::erase_if(growing, [&](topo::ChannelId c) {
