@@ -1,6 +1,6 @@
 // The max-min solver's flows: added and removed between updates, their channel uses in one pool.
-// The member lists are in maxmin_members.cpp, the restart level in maxmin_restart.cpp and the
-// solve in maxmin_solve.cpp.
+// The member lists are in maxmin_members.cpp, the restart level in maxmin_restart.cpp, the solve
+// in maxmin_solve.cpp and the narrow search's own steps in maxmin_narrow.cpp.
 #include "network/maxmin.hpp"
 
 #include <algorithm>
@@ -52,6 +52,7 @@ MaxMinSharing::FlowIndex MaxMinSharing::add(std::span<const topo::ChannelId> cha
     flows_.emplace_back();
     flow_visit_.push_back(0);
     flow_frozen_.push_back(0);
+    flow_new_rate_.push_back(0);
   } else {
     index = free_flows_.back();
     free_flows_.pop_back();
@@ -133,11 +134,11 @@ void MaxMinSharing::mark_dirty(topo::ChannelId channel) {
 }
 
 std::span<const MaxMinSharing::FlowIndex> MaxMinSharing::update() {
+  const std::size_t added = added_flows_.size();
   count_added_flows();
   const double restart_Bps = restart_level_Bps();
   list_added_flows();
-  collect_component(restart_Bps);
-  solve_component(restart_Bps);
+  resolve(restart_Bps, added);
   for (FlowIndex index : added_without_channels_) {
     FlowState& flow = flows_[static_cast<std::size_t>(index)];
     if (!flow.active || flow.use_count != 0) continue;  // removed (and maybe reused) since

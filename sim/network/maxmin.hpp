@@ -7,6 +7,7 @@
 #include <bit>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -77,6 +78,11 @@ class MaxMinSharing {
   int channel_count() const { return static_cast<int>(channels_.size()); }
   int active_flow_count() const { return active_flows_; }
 
+  // The most flows the narrow search of update() may gather before the plain one takes over
+  // (maxmin_solve.cpp); by default max(64, active flows / 16). Tests set 0 or a large number to
+  // take one path only; the rates are max-min fair either way.
+  void set_narrow_search_limit(std::size_t flows) { narrow_search_limit_ = flows; }
+
  private:
   // Hot per-channel figures in one record (one cache line). Its members live in the pool below,
   // slots [first_slot, first_slot + member_count), sorted by rate so that the flows kept by a
@@ -96,8 +102,10 @@ class MaxMinSharing {
     std::uint32_t written = 0;
     std::uint32_t first_open = 0;  // solve scratch: its unfrozen flows, in open_flows_
     std::uint32_t open_count = 0;
-    std::uint32_t visit = 0;  // stamp of the last update() that reached it
+    std::uint32_t visit = 0;       // stamp of the last search that reached it
+    std::uint32_t cross_mark = 0;  // serial of the last update() whose narrow search must cross it
     bool dirty = false;
+    bool crossed = false;  // solve scratch: the search crossed it (else it bounds)
   };
   // A flow's uses and member slots sit in pools, [first_use, first_use + use_count), so a solve
   // walks contiguous memory instead of one allocation per flow.
@@ -126,6 +134,15 @@ class MaxMinSharing {
     bool operator()(const Level& x, const Level& y) const { return order(x) < order(y); }
   };
 
+  // A channel counts as full when its load is within this fraction of its capacity. Rounding
+  // makes a load summed over n members err by about n x 1.1e-16 of it, so a full channel is never
+  // taken for one with room (unsafe), and one merely nearly full only widens a search or lowers a
+  // restart (safe).
+  static constexpr double kFullWithin = 1e-9;
+  static bool full(double load_Bps, double capacity_Bps) {
+    return load_Bps >= capacity_Bps * (1 - kFullWithin);
+  }
+
   void mark_dirty(topo::ChannelId channel);
   void count_added_flows();
   double restart_level_Bps();
@@ -133,10 +150,17 @@ class MaxMinSharing {
   void list_added_flows();
   void compact_uses();
   void compact_members();
-  void collect_component(double restart_Bps);
+  void resolve(double restart_Bps, std::size_t added_flows);
+  bool collect_component(double restart_Bps, std::size_t flow_limit);
   void reach(topo::ChannelId channel, double restart_Bps);
+  void discover(FlowIndex flow);
+  void bound(topo::ChannelId channel, double restart_Bps);
+  bool bottleneck_under_kept_flow();
+  void open(topo::ChannelId channel, std::int32_t open_weight);
   void solve_component(double restart_Bps);
   void freeze(FlowIndex flow, double rate_Bps);
+  void commit();
+  void merge_bounding(topo::ChannelId channel);
 
   std::vector<ChannelState> channels_;
   // Every channel's members, a region each. One record per member, not parallel pools of flows,
@@ -149,6 +173,7 @@ class MaxMinSharing {
   // last update() that reached it, and of the last one that froze it.
   std::vector<std::uint32_t> flow_visit_;
   std::vector<std::uint32_t> flow_frozen_;
+  std::vector<double> flow_new_rate_;  // narrow solve scratch: the rate it froze at
   std::vector<ChannelUse> use_pool_;
   std::vector<std::uint32_t> slot_pool_;  // per use: the flow's slot in the channel's members
   std::size_t dead_uses_ = 0;             // pool entries of removed flows
@@ -162,9 +187,22 @@ class MaxMinSharing {
   std::vector<FlowIndex> component_flows_;
   std::vector<topo::ChannelId> component_channels_;
   std::vector<FlowIndex> open_flows_;  // per reached channel, its unfrozen flows
+  // The narrow search's scratch (maxmin_solve.cpp).
+  bool narrow_ = false;
+  std::optional<std::size_t> narrow_search_limit_;
+  std::vector<topo::ChannelId> bounding_channels_;  // reached, not crossed
+  std::vector<double> bounding_kept_top_Bps_;       // per bounding channel: its top kept rate
+  std::vector<FlowIndex> freeze_order_;
+  struct Staged {  // a member on its way into a bounding channel's list
+    Member member;
+    std::uint32_t use_index;  // the channel's place among the flow's uses
+  };
+  std::vector<Staged> staged_;  // per bounding channel, like open_flows_: its re-solved members
+  std::vector<Staged> merged_;
   QuaternaryHeap<Level, Lower> heap_;  // channel shares
   std::vector<Level> caps_;            // flow caps, sorted at the start of a solve
   std::uint32_t visit_ = 0;
+  std::uint32_t update_serial_ = 0;
   int active_flows_ = 0;
 };
 

@@ -24,10 +24,6 @@
 namespace cs::net {
 namespace {
 
-// A channel counts as full when its load is within this fraction of its capacity. Rounding makes a
-// load summed over n members err by about n x 1.1e-16 of it, so a full channel is never taken for
-// one with room (unsafe), and one that is merely nearly full only lowers the restart (safe).
-constexpr double kFullWithin = 1e-9;
 // The capacity left below the crossing is cut by a few units of the capacity's rounding, so that
 // the subtraction's own rounding never lifts the bound above the exact one.
 constexpr double kRoundingCut = 4 * DBL_EPSILON;
@@ -48,7 +44,7 @@ double MaxMinSharing::unmoved_below_Bps(const ChannelState& state) const {
   const Member* members = member_pool_.data() + state.first_slot;
   std::uint32_t below = state.member_count;
   double level = std::numeric_limits<double>::infinity();
-  if (below > 0 && state.load_Bps >= state.capacity_Bps * (1 - kFullWithin)) {
+  if (below > 0 && full(state.load_Bps, state.capacity_Bps)) {
     level = members[below - 1].rate_Bps;
   }
   if (state.written == 0 || !std::isfinite(state.capacity_Bps)) return level;

@@ -185,8 +185,9 @@ namespace cs::net {
 namespace {
 
 // Random batches of adds and removes between updates, with caps, repeated channels and some
-// channels of infinite capacity; returns every rate after every update.
-std::vector<double> run_batches(std::uint32_t seed) {
+// channels of infinite capacity; returns every rate after every update. `narrow_search_limit`
+// picks the search (0: always the plain one).
+std::vector<double> run_batches(std::uint32_t seed, std::size_t narrow_search_limit) {
   std::mt19937 rng(seed);
   const int channel_count = 3 + static_cast<int>(rng() % 12);
   std::vector<double> capacity;
@@ -194,6 +195,7 @@ std::vector<double> run_batches(std::uint32_t seed) {
     capacity.push_back(rng() % 8 == 0 ? kInf : 1.0 + (rng() % 1000) / 10.0);
   }
   MaxMinSharing sharing(capacity);
+  sharing.set_narrow_search_limit(narrow_search_limit);
   std::vector<MaxMinSharing::FlowIndex> live;
   std::vector<std::vector<topo::ChannelId>> paths;
   std::vector<double> caps;
@@ -243,8 +245,11 @@ std::vector<double> run_batches(std::uint32_t seed) {
 TEST_CASE("batched changes: max-min optimal, equal to one-shot, deterministic") {
   for (std::uint32_t seed = 1; seed <= 60; ++seed) {
     CAPTURE(seed);
-    const auto first = run_batches(seed);
-    CHECK(run_batches(seed) == first);  // same input, same rates, bit for bit
+    for (std::size_t limit : {std::size_t{0}, std::size_t{1'000'000}}) {  // plain, narrow
+      CAPTURE(limit);
+      const auto first = run_batches(seed, limit);
+      CHECK(run_batches(seed, limit) == first);  // same input, same rates, bit for bit
+    }
   }
 }
 
