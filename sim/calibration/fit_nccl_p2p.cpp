@@ -1,5 +1,8 @@
 // The point-to-point fit (alltoall, sendrecv): latency, multi-peer latency, per-channel rate and
 // NVLink efficiency of NCCL's p2p path, from the default runs, in the simulator's own regimes.
+// The efficiency is what NCCL's p2p kernels get of the NVLink line rate where the link paces
+// them; it can differ from the copy engines' peer copy (fit_links.cpp), which sets the
+// topology's.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -22,13 +25,21 @@ struct P2pPoint {
   double link_kB = 0;     // sends per NVLink port x bytes per peer, kB: times 1 / link GB/s
 };
 
-// The GPU's NVLink line rate towards its switch / peers, bytes/s (0 without NVLink).
-double nvlink_rate_Bps(const topo::Cluster& c) {
-  double rate = 0;
+// The GPU's NVLink line rate towards its switch / peers, and the rate the topology's efficiency
+// leaves of it, bytes/s (0 without NVLink).
+struct NvlinkRate {
+  double line_Bps = 0;
+  double effective_Bps = 0;
+};
+NvlinkRate nvlink_rate(const topo::Cluster& c) {
+  NvlinkRate rate;
   const int gpu0 = c.ranks.empty() ? -1 : c.ranks.front();
   for (const topo::Link& l : c.links) {
-    if (l.kind == topo::LinkKind::nvlink && (l.a == gpu0 || l.b == gpu0))
-      rate = std::max(rate, l.bandwidth_Bps * l.efficiency);
+    if (l.kind != topo::LinkKind::nvlink || (l.a != gpu0 && l.b != gpu0)) continue;
+    if (l.bandwidth_Bps * l.efficiency > rate.effective_Bps) {
+      rate.line_Bps = l.bandwidth_Bps;
+      rate.effective_Bps = l.bandwidth_Bps * l.efficiency;
+    }
   }
   return rate;
 }
@@ -47,6 +58,45 @@ std::vector<FitRow> channel_bound_rows(const std::vector<P2pPoint>& points, doub
   return rows;
 }
 
+// The channel side fitted with the NVLink at a given rate, and how well the whole model then
+// follows every point: mean |relative error| of latency + max(channel time, link time).
+struct ChannelFit {
+  LinearFit f;
+  double per_channel_GBps = 0;
+  double mean_abs_error = 0;
+  int link_bound = 0;  // points the link paces
+};
+
+ChannelFit fit_channels(const std::vector<P2pPoint>& points, double start_per_channel_GBps,
+                        double link_GBps, double base_prior_us) {
+  // Refit until the set of channel-paced points settles; a flip-flop ends after a fixed number of
+  // rounds (the last fit stands).
+  ChannelFit out;
+  out.per_channel_GBps = start_per_channel_GBps;
+  out.f.coef = {base_prior_us, 0.0, 0.0};
+  std::vector<bool> regimes;
+  std::vector<bool> previous;
+  for (int round = 0; round < 16; ++round) {
+    const std::vector<FitRow> rows =
+        channel_bound_rows(points, out.per_channel_GBps, link_GBps, regimes);
+    if ((round > 0 && regimes == previous) || rows.size() < 3) break;
+    previous = regimes;
+    out.f = fit_relative_robust(rows);
+    if (out.f.coef[2] > 0) out.per_channel_GBps = 1.0 / out.f.coef[2];
+  }
+  double sum = 0;
+  for (const P2pPoint& p : points) {
+    const double channel_us = p.channel_kB / out.per_channel_GBps;
+    const double link_us = p.link_kB / link_GBps;
+    if (link_us > channel_us) ++out.link_bound;
+    const double t = out.f.coef[0] + (p.multi_peer ? out.f.coef[1] : 0.0) +
+                     std::max(channel_us, link_us);
+    sum += std::abs(relative_error(t, p.t_us));
+  }
+  out.mean_abs_error = sum / static_cast<double>(points.size());
+  return out;
+}
+
 }  // namespace
 
 NcclFit fit_nccl_p2p(const Measurements& data, const Split& split, const topo::ClusterGraph& graph,
@@ -55,8 +105,8 @@ NcclFit fit_nccl_p2p(const Measurements& data, const Split& split, const topo::C
   out.op = op;
   out.params = coll::nccl_priors(coll::arch_from_gpu_name(data.node.gpu_name));
   const coll::NcclParams& prior = out.params;
-  const double nvlink_Bps = nvlink_rate_Bps(graph.cluster());
-  if (!(nvlink_Bps > 0)) return out;
+  const NvlinkRate nvlink = nvlink_rate(graph.cluster());
+  if (!(nvlink.effective_Bps > 0)) return out;
 
   coll::RouteCache routes(graph);
   std::map<int, coll::CommShape> shapes;
@@ -82,23 +132,24 @@ NcclFit fit_nccl_p2p(const Measurements& data, const Split& split, const topo::C
   }
   if (points.size() < 4 || !(graph_channel_GBps > 0)) return out;
 
-  // Start from the channel search's speed and refit until the set of channel-paced points
-  // settles; a flip-flop ends after a fixed number of rounds (the last fit stands).
-  double per_channel_GBps = graph_channel_GBps;
-  const double link_GBps = nvlink_Bps / 1e9;
-  std::vector<bool> regimes;
-  std::vector<bool> previous;
-  LinearFit f;
-  f.coef = {prior.base_latency_us[coll::index_of(Algo::ring)][coll::index_of(Proto::simple)], 0.0,
-            0.0};
-  for (int round = 0; round < 16; ++round) {
-    const std::vector<FitRow> rows =
-        channel_bound_rows(points, per_channel_GBps, link_GBps, regimes);
-    if ((round > 0 && regimes == previous) || rows.size() < 3) break;
-    previous = regimes;
-    f = fit_relative_robust(rows);
-    if (f.coef[2] > 0) per_channel_GBps = 1.0 / f.coef[2];
+  // The NVLink rate the p2p kernels get is the one whose model follows the points best, searched
+  // over 50-100 % of the line rate in 1 % steps (the error is not smooth in it: points change
+  // regime), from the top, so a tie keeps the faster link. The topology's own rate (the copy
+  // engines' peer copy) is the candidate to beat. The channel side is refitted at each.
+  const double base_prior_us =
+      prior.base_latency_us[coll::index_of(Algo::ring)][coll::index_of(Proto::simple)];
+  double link_GBps = nvlink.effective_Bps / 1e9;
+  ChannelFit best = fit_channels(points, graph_channel_GBps, link_GBps, base_prior_us);
+  for (int percent = 100; percent >= 50; --percent) {
+    const double candidate_GBps = nvlink.line_Bps * percent / 100.0 / 1e9;
+    const ChannelFit fit = fit_channels(points, graph_channel_GBps, candidate_GBps, base_prior_us);
+    if (fit.f.points > 0 && fit.mean_abs_error < best.mean_abs_error) {
+      best = fit;
+      link_GBps = candidate_GBps;
+    }
   }
+  const LinearFit& f = best.f;
+  const double per_channel_GBps = best.per_channel_GBps;
   if (f.points == 0) return out;
 
   const int r = coll::index_of(Algo::ring);
@@ -108,6 +159,7 @@ NcclFit fit_nccl_p2p(const Measurements& data, const Split& split, const topo::C
   for (auto& link_class : out.params.hop_latency_us) link_class[r][s] = 0.0;
   out.params.p2p_multi_peer_latency_us = f.coef[1];
   if (f.coef[2] > 0) out.params.p2p_per_channel_GBps = per_channel_GBps;
+  if (best.link_bound > 0) out.p2p_nvlink_efficiency = link_GBps * 1e9 / nvlink.line_Bps;
   NcclConfigFit cfg;
   cfg.base_us = f.coef[0];
   cfg.hop_us = f.coef[1];
