@@ -212,15 +212,19 @@ std::vector<std::string> split_commas(const std::string& text) {
   return parts;
 }
 
+// `offset` elements are added to every call's count: with 1, all-to-all's per-peer chunks (and
+// so every peer's offset in the buffers) stop being multiples of 16 bytes, which NCCL copies with
+// narrower packs (calibrate/README.md).
 void add_points(cs_cal::Harness& harness, const std::shared_ptr<Clique>& clique, const OpSpec& op,
-                const std::vector<size_t>& sizes, size_t gated_max_bytes) {
+                const std::vector<size_t>& sizes, size_t gated_max_bytes, size_t offset) {
   const int n = clique->n;
   const std::string forced_algo = lower(env_or("NCCL_ALGO", "default"));
   const std::string forced_proto = env_or("NCCL_PROTO", "default");
   for (const bool gated : {false, true}) {
     for (const size_t requested : sizes) {
-      const size_t count = requested / (kFloat * (op.per_rank_chunks ? n : 1));
-      if (count == 0) continue;  // fewer than one element per rank
+      const size_t base = requested / (kFloat * (op.per_rank_chunks ? n : 1));
+      if (base == 0) continue;  // fewer than one element per rank
+      const size_t count = base + offset;
       const size_t bytes = count * kFloat * (op.per_rank_chunks ? n : 1);
       if (gated && bytes > gated_max_bytes) continue;
       const int calls = calls_per_region(bytes);
@@ -231,6 +235,7 @@ void add_points(cs_cal::Harness& harness, const std::shared_ptr<Clique>& clique,
       p.record.set("bytes", static_cast<std::int64_t>(bytes))
           .set("count", static_cast<std::int64_t>(bytes / kFloat));
       p.record.set("call_count", static_cast<std::int64_t>(count)).set("dtype", "float32");
+      p.record.set("chunk_offset_elements", static_cast<std::int64_t>(offset));
       p.record.set("forced_algo", forced_algo)
           .set("forced_proto", forced_proto)
           .set("timing", gated ? "gated" : "host_paced")
@@ -292,7 +297,8 @@ void setup(const cs_cal::Options& options, cs_cal::Harness& harness) {
   const auto sizes = cs_cal::geometric_sizes(static_cast<size_t>(options.integer("min-bytes")),
                                              static_cast<size_t>(options.integer("max-bytes")), 2);
   if (sizes.empty()) throw cs_cal::DeviceError("empty size sweep: --min-bytes exceeds --max-bytes");
-  auto clique = std::make_shared<Clique>(n, sizes.back());
+  const auto offset = static_cast<size_t>(options.integer("chunk-offset-elements"));
+  auto clique = std::make_shared<Clique>(n, sizes.back() + offset * kFloat * n);
   check_allreduce(*clique);
   for (const std::string& name : split_commas(options.text("ops"))) {
     bool known = false;
@@ -300,7 +306,7 @@ void setup(const cs_cal::Options& options, cs_cal::Harness& harness) {
       if (name != op.name) continue;
       known = true;
       add_points(harness, clique, op, sizes,
-                 static_cast<size_t>(options.integer("gated-max-bytes")));
+                 static_cast<size_t>(options.integer("gated-max-bytes")), offset);
     }
     if (!known)
       throw cs_cal::DeviceError(
@@ -325,6 +331,7 @@ int main(int argc, char** argv) {
        {"min-bytes", "8"},
        {"max-bytes", std::to_string(1024 * kMiB)},
        {"nccl-log", ""},
-       {"gated-max-bytes", std::to_string(16 * kMiB)}},
+       {"gated-max-bytes", std::to_string(16 * kMiB)},
+       {"chunk-offset-elements", "0"}},
       setup);
 }
