@@ -119,8 +119,9 @@ BENCHMARK(BM_MaxMinSolve)->Arg(1'000)->Arg(10'000)->Arg(100'000)->Unit(benchmark
 
 // N long flows in flight; each iteration starts one short flow between a random pair, which joins
 // the component of (nearly) all N, and runs until it has drained: two re-solves per iteration
-// (its start, its drain), each touching the whole component, with every changed flow's remaining
-// bytes advanced and its drain time moved.
+// (its start, its drain), each over the flows of that component at or above the restart level
+// (flows_per_update counts them), with every changed flow's remaining bytes advanced and its
+// drain time moved.
 void BM_FlowNetworkChange(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));
   FatTree& tree = FatTree::get(n + 1024);

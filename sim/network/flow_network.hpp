@@ -1,5 +1,5 @@
 // The congestion-aware fidelity: flows share channels by max-min fairness, and rates are re-solved
-// (for the connected component of the change only) whenever a flow starts or drains.
+// (only those the change can move: see maxmin_solve.cpp) whenever a flow starts or drains.
 #pragma once
 
 #include <cstdint>
@@ -41,7 +41,7 @@ class FlowNetwork final : public NetworkModel {
   // Runs after every re-solve, once the new rates are in place (tests check invariants here).
   void set_rates_observer(std::function<void()> observer) { observer_ = std::move(observer); }
   std::uint64_t rate_updates() const { return rate_updates_; }
-  std::uint64_t flows_resolved() const { return flows_resolved_; }  // summed component sizes
+  std::uint64_t flows_resolved() const { return flows_resolved_; }  // summed re-solved flows
   std::uint64_t rate_changes() const { return rate_changes_; }      // flows whose rate moved
 
  private:

@@ -1,6 +1,7 @@
 // Max-min fair sharing of channel capacities among flows, by progressive filling, kept
-// incrementally: flows come and go, and update() re-solves only the flows connected through shared
-// channels to what changed. A pure component: no time, no bytes, no event queue.
+// incrementally: flows come and go, and update() re-solves only the flows whose rates the change
+// can move: those connected to it through shared channels, at or above the restart level (see
+// maxmin_solve.cpp). A pure component: no time, no bytes, no event queue.
 #pragma once
 
 #include <bit>
@@ -41,10 +42,12 @@ class MaxMinSharing {
                 double max_rate_Bps = std::numeric_limits<double>::infinity());
   void remove(FlowIndex flow);
 
-  // Re-solves every flow connected through shared channels to the flows added or removed since
-  // the last call; returns those flows (their rates may or may not have changed).
+  // Re-solves the flows whose rates the flows added or removed since the last call can change
+  // (every other rate provably stays); returns those flows (their rates may or may not have
+  // changed).
   std::span<const FlowIndex> update();
-  // The channels those flows cross, also as of the last update().
+  // The channels those flows cross, also as of the last update(): every channel whose load may
+  // have changed.
   std::span<const topo::ChannelId> updated_channels() const { return component_channels_; }
 
   double rate_Bps(FlowIndex flow) const { return flows_[static_cast<std::size_t>(flow)].rate_Bps; }
@@ -52,14 +55,17 @@ class MaxMinSharing {
     const FlowState& state = flows_[static_cast<std::size_t>(flow)];
     return {use_pool_.data() + state.first_use, state.use_count};
   }
-  // The flows on a channel, in no particular order.
+  // The flows on a channel, in ascending order of rate, as of the last update(): flows added since
+  // are not listed yet, and flows removed since stay listed with multiplicity 0.
   struct Member {
     FlowIndex flow;
     std::int32_t multiplicity;
-    std::int32_t use_index;  // position of this channel in the flow's uses
+    double rate_Bps;         // as of the last update() (infinity for a flow not yet solved)
+    double prefix_load_Bps;  // finite load of the channel's members up to this one
   };
   std::span<const Member> members(topo::ChannelId channel) const {
-    return members_[static_cast<std::size_t>(channel)];
+    const ChannelState& state = channels_[static_cast<std::size_t>(channel)];
+    return {member_pool_.data() + state.first_slot, state.member_count};
   }
   // Sum of multiplicity * rate over the flows on the channel, as of the last update().
   double load_Bps(topo::ChannelId channel) const {
@@ -72,25 +78,36 @@ class MaxMinSharing {
   int active_flow_count() const { return active_flows_; }
 
  private:
-  // Hot per-channel figures in one small record; the member lists live apart.
+  // Hot per-channel figures in one record (one cache line). Its members live in the pool below,
+  // slots [first_slot, first_slot + member_count), sorted by rate so that the flows kept by a
+  // restart are a prefix whose load is one stored prefix sum.
   struct ChannelState {
     double capacity_Bps = 0;
-    double remaining_Bps = 0;          // solve scratch: capacity not yet given to frozen flows
-    double load_Bps = 0;               // sum of multiplicity x rate, as of the last update()
-    std::int32_t total_weight = 0;     // sum of multiplicities of the flows on it
-    std::int32_t unfrozen_weight = 0;  // solve scratch: the part of it not yet frozen
-    std::int32_t flow_count = 0;       // members, kept here to spare a look at the list
-    std::uint32_t visit = 0;           // stamp of the last update() that reached it
+    double load_Bps = 0;         // sum of multiplicity x rate, as of the last update()
+    double frozen_load_Bps = 0;  // solve scratch: finite load of the flows frozen so far
+    // Solve scratch: the multiplicity of the flows on it not yet frozen (before the solve, of the
+    // flows added since the last update()).
+    std::int32_t unfrozen_weight = 0;
+    std::uint32_t first_slot = 0;
+    std::uint32_t member_count = 0;  // slots in use, removed flows' included until update()
+    std::uint32_t slot_count = 0;    // slots reserved
+    // Solve scratch: members in their new order so far (before the solve, flows added since the
+    // last update(); 0 between updates).
+    std::uint32_t written = 0;
+    std::uint32_t first_open = 0;  // solve scratch: its unfrozen flows, in open_flows_
+    std::uint32_t open_count = 0;
+    std::uint32_t visit = 0;  // stamp of the last update() that reached it
     bool dirty = false;
   };
-  // A flow's uses and member positions sit in pools, [first_use, first_use + use_count), so a
-  // solve walks contiguous memory instead of one allocation per flow.
+  // A flow's uses and member slots sit in pools, [first_use, first_use + use_count), so a solve
+  // walks contiguous memory instead of one allocation per flow.
   struct FlowState {
     double max_rate_Bps = 0;
     double rate_Bps = 0;
     std::uint32_t first_use = 0;
     std::uint32_t use_count = 0;
     bool active = false;
+    bool listed = false;  // in its channels' members (from the update() after its add())
   };
   struct Level {  // a candidate water level: a channel's fair share or a flow's cap
     double rate_Bps;
@@ -110,26 +127,41 @@ class MaxMinSharing {
   };
 
   void mark_dirty(topo::ChannelId channel);
-  void compact_pools();
-  void collect_component();
-  void solve_component();
+  void count_added_flows();
+  double restart_level_Bps();
+  double unmoved_below_Bps(const ChannelState& state) const;
+  void list_added_flows();
+  void compact_uses();
+  void compact_members();
+  void collect_component(double restart_Bps);
+  void reach(topo::ChannelId channel, double restart_Bps);
+  void solve_component(double restart_Bps);
   void freeze(FlowIndex flow, double rate_Bps);
 
   std::vector<ChannelState> channels_;
-  std::vector<std::vector<Member>> members_;
+  // Every channel's members, a region each. One record per member, not parallel pools of flows,
+  // rates and loads: a freeze writes all three at a random place, and one cache line instead of
+  // three made a re-solve faster (measured on BM_FlowNetworkChange).
+  std::vector<Member> member_pool_;
+  std::size_t dead_slots_ = 0;  // pool slots left behind by channels that moved
   std::vector<FlowState> flows_;
   // Per flow, apart from FlowState so that the hot loops touch 4 bytes per flow: the stamp of the
   // last update() that reached it, and of the last one that froze it.
   std::vector<std::uint32_t> flow_visit_;
   std::vector<std::uint32_t> flow_frozen_;
   std::vector<ChannelUse> use_pool_;
-  std::vector<std::int32_t> member_index_pool_;  // per use: position in the channel's members
-  std::size_t dead_uses_ = 0;                    // pool entries of removed flows
+  std::vector<std::uint32_t> slot_pool_;  // per use: the flow's slot in the channel's members
+  std::size_t dead_uses_ = 0;             // pool entries of removed flows
   std::vector<FlowIndex> free_flows_;
   std::vector<topo::ChannelId> dirty_channels_;
+  std::vector<FlowIndex> added_flows_;             // since the last update(), with channels
+  std::vector<topo::ChannelId> scratch_channels_;  // those with flows added
+  // The least cap among the added flows and rate among the removed ones: a ceiling on the restart.
+  double restart_cap_Bps_ = std::numeric_limits<double>::infinity();
   std::vector<FlowIndex> added_without_channels_;  // solved trivially: rate = max rate
   std::vector<FlowIndex> component_flows_;
   std::vector<topo::ChannelId> component_channels_;
+  std::vector<FlowIndex> open_flows_;  // per reached channel, its unfrozen flows
   QuaternaryHeap<Level, Lower> heap_;  // channel shares
   std::vector<Level> caps_;            // flow caps, sorted at the start of a solve
   std::uint32_t visit_ = 0;

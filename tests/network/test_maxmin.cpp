@@ -102,6 +102,44 @@ TEST_CASE("update re-solves only the component touched by a change") {
   CHECK(sharing.update().empty());
 }
 
+TEST_CASE("a change re-solves only the flows at or above its restart level") {
+  // A (channel 0) = 10 carries a1 and a2; B (channel 1) = 100 carries a2 and b1.
+  // A fills first at 10 / 2 = 5: a1 = a2 = 5. B keeps 100 - 5 = 95 for b1.
+  MaxMinSharing sharing({10, 100});
+  const auto a1 = sharing.add(std::vector<topo::ChannelId>{0});
+  const auto a2 = sharing.add(std::vector<topo::ChannelId>{0, 1});
+  const auto b1 = sharing.add(std::vector<topo::ChannelId>{1});
+  CHECK(sharing.update().size() == 3);
+  CHECK(sharing.rate_Bps(b1) == 95);
+
+  // b2 joins B. With the old rates B carries 5 (a2) + 95 (b1); with b2 rising alongside, B fills
+  // where 5 + 2 L = 100, L = 47.5. Nothing below 47.5 can move, so a1 and a2 (at 5) keep their
+  // rates without a re-solve, although all four flows are connected through a2.
+  const auto b2 = sharing.add(std::vector<topo::ChannelId>{1});
+  auto touched = sharing.update();
+  std::vector<MaxMinSharing::FlowIndex> got(touched.begin(), touched.end());
+  std::sort(got.begin(), got.end());
+  CHECK(got == std::vector<MaxMinSharing::FlowIndex>{b1, b2});
+  CHECK(sharing.rate_Bps(b1) == 47.5);  // (100 - 5) / 2
+  CHECK(sharing.rate_Bps(b2) == 47.5);
+  CHECK(sharing.rate_Bps(a1) == 5);
+  CHECK(sharing.rate_Bps(a2) == 5);
+  CHECK(sharing.load_Bps(1) == 100);
+
+  // b2 leaves: nothing below its rate (47.5) can move; b1 gets 100 - 5 = 95 back.
+  sharing.remove(b2);
+  touched = sharing.update();
+  CHECK(std::vector<MaxMinSharing::FlowIndex>(touched.begin(), touched.end()) ==
+        std::vector<MaxMinSharing::FlowIndex>{b1});
+  CHECK(sharing.rate_Bps(b1) == 95);
+  CHECK(sharing.load_Bps(1) == 100);
+  // Members stay sorted by rate: a2 (5) before b1 (95).
+  const auto members = sharing.members(1);
+  REQUIRE(members.size() == 2);
+  CHECK(members[0].flow == a2);
+  CHECK(members[1].flow == b1);
+}
+
 TEST_CASE("random flow sets: feasible, max-min optimal, incremental equals one-shot") {
   for (std::uint32_t seed = 1; seed <= 40; ++seed) {
     CAPTURE(seed);
@@ -137,6 +175,76 @@ TEST_CASE("random flow sets: feasible, max-min optimal, incremental equals one-s
         REQUIRE(sharing.rate_Bps(live[i]) == doctest::Approx(fresh[i]).epsilon(1e-9));
       }
     }
+  }
+}
+
+}  // namespace
+}  // namespace cs::net
+
+namespace cs::net {
+namespace {
+
+// Random batches of adds and removes between updates, with caps, repeated channels and some
+// channels of infinite capacity; returns every rate after every update.
+std::vector<double> run_batches(std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  const int channel_count = 3 + static_cast<int>(rng() % 12);
+  std::vector<double> capacity;
+  for (int c = 0; c < channel_count; ++c) {
+    capacity.push_back(rng() % 8 == 0 ? kInf : 1.0 + (rng() % 1000) / 10.0);
+  }
+  MaxMinSharing sharing(capacity);
+  std::vector<MaxMinSharing::FlowIndex> live;
+  std::vector<std::vector<topo::ChannelId>> paths;
+  std::vector<double> caps;
+  std::vector<double> history;
+  for (int step = 0; step < 40; ++step) {
+    const int changes = 1 + static_cast<int>(rng() % 5);
+    for (int change = 0; change < changes; ++change) {
+      if (!live.empty() && rng() % 3 == 0) {
+        const std::size_t victim = rng() % live.size();
+        sharing.remove(live[victim]);
+        live.erase(live.begin() + static_cast<std::ptrdiff_t>(victim));
+        paths.erase(paths.begin() + static_cast<std::ptrdiff_t>(victim));
+        caps.erase(caps.begin() + static_cast<std::ptrdiff_t>(victim));
+      } else {
+        std::vector<topo::ChannelId> path;
+        const int length = 1 + static_cast<int>(rng() % 5);
+        for (int h = 0; h < length; ++h)
+          path.push_back(static_cast<topo::ChannelId>(rng() % channel_count));
+        const double cap = rng() % 4 == 0 ? 1.0 + (rng() % 500) / 10.0 : kInf;
+        live.push_back(sharing.add(path, cap));
+        paths.push_back(path);
+        caps.push_back(cap);
+      }
+    }
+    sharing.update();
+    test::check_max_min(sharing, live, caps);
+    const auto fresh = max_min_rates(capacity, paths, caps);
+    for (std::size_t i = 0; i < live.size(); ++i) {
+      const double rate = sharing.rate_Bps(live[i]);
+      if (std::isinf(fresh[i])) {
+        REQUIRE(rate == fresh[i]);
+      } else {
+        REQUIRE(rate == doctest::Approx(fresh[i]).epsilon(1e-9));
+      }
+      history.push_back(rate);
+    }
+    for (int c = 0; c < channel_count; ++c) {  // every channel's members sorted by rate
+      const auto members = sharing.members(c);
+      for (std::size_t m = 1; m < members.size(); ++m) {
+        REQUIRE(members[m - 1].rate_Bps <= members[m].rate_Bps);
+      }
+    }
+  }
+  return history;
+}
+
+TEST_CASE("batched changes: max-min optimal, equal to one-shot, deterministic") {
+  for (std::uint32_t seed = 1; seed <= 60; ++seed) {
+    CAPTURE(seed);
+    const auto first = run_batches(seed);
+    CHECK(run_batches(seed) == first);  // same input, same rates, bit for bit
   }
 }
 
