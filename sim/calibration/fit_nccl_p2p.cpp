@@ -5,7 +5,9 @@
 // topology's.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
+#include <utility>
 
 #include "calibration/fit_least_squares.hpp"
 #include "calibration/fit_nccl.hpp"
@@ -21,9 +23,40 @@ using coll::Proto;
 struct P2pPoint {
   double t_us = 0;
   bool multi_peer = false;
-  double channel_kB = 0;  // bytes per peer / channels, kB: times 1 / perChannel GB/s -> us
+  double channel_kB = 0;  // bytes per peer / rate channels, kB: x 1 / perChannel GB/s -> us
   double link_kB = 0;     // sends per NVLink port x bytes per peer, kB: times 1 / link GB/s
+  double rate_channels = 0;
+  int sends = 0;
 };
+
+// The misaligned Simple sends' two rates (p2p_plan.hpp: per channel, and one GPU's cap), by
+// exhaustive search on a 0.1 GB/s x 1 GB/s grid for the least mean |relative error| with the
+// latencies already fitted (the cap makes the model piecewise, so a linear fit does not apply).
+// Ties keep the lowest rates. Returns {0, 0} without points.
+std::pair<double, double> fit_unaligned(const std::vector<P2pPoint>& points, double latency_us,
+                                        double multi_peer_us) {
+  std::pair<double, double> best{0.0, 0.0};
+  if (points.empty()) return best;
+  double best_error = std::numeric_limits<double>::infinity();
+  for (int tenths = 5; tenths <= 400; ++tenths) {
+    const double channel_GBps = tenths / 10.0;
+    for (int gpu_GBps = 10; gpu_GBps <= 500; ++gpu_GBps) {
+      double sum = 0;
+      for (const P2pPoint& p : points) {
+        const double rate =
+            std::min(p.rate_channels * channel_GBps, static_cast<double>(gpu_GBps) / p.sends);
+        const double t = latency_us + (p.multi_peer ? multi_peer_us : 0.0) +
+                         p.channel_kB * p.rate_channels / rate;
+        sum += std::abs(relative_error(t, p.t_us));
+      }
+      if (sum < best_error) {
+        best_error = sum;
+        best = {channel_GBps, static_cast<double>(gpu_GBps)};
+      }
+    }
+  }
+  return best;
+}
 
 // The GPU's NVLink line rate towards its switch / peers, and the rate the topology's efficiency
 // leaves of it, bytes/s (0 without NVLink).
@@ -89,8 +122,8 @@ ChannelFit fit_channels(const std::vector<P2pPoint>& points, double start_per_ch
     const double channel_us = p.channel_kB / out.per_channel_GBps;
     const double link_us = p.link_kB / link_GBps;
     if (link_us > channel_us) ++out.link_bound;
-    const double t = out.f.coef[0] + (p.multi_peer ? out.f.coef[1] : 0.0) +
-                     std::max(channel_us, link_us);
+    const double t =
+        out.f.coef[0] + (p.multi_peer ? out.f.coef[1] : 0.0) + std::max(channel_us, link_us);
     sum += std::abs(relative_error(t, p.t_us));
   }
   out.mean_abs_error = sum / static_cast<double>(points.size());
@@ -111,6 +144,7 @@ NcclFit fit_nccl_p2p(const Measurements& data, const Split& split, const topo::C
   coll::RouteCache routes(graph);
   std::map<int, coll::CommShape> shapes;
   std::vector<P2pPoint> points;
+  std::vector<P2pPoint> unaligned;  // misaligned Simple sends, fitted apart
   const coll::Op cop = op == "alltoall" ? coll::Op::all_to_all : coll::Op::send_recv;
   double graph_channel_GBps = 0;
   for (const NcclPoint& p : data.nccl) {
@@ -127,8 +161,16 @@ NcclFit fit_nccl_p2p(const Measurements& data, const Split& split, const topo::C
     graph_channel_GBps = it->second.ring.bw_intra_GBps;
     const double peer_bytes = cop == coll::Op::all_to_all ? p.bytes / p.n_ranks : p.bytes;
     const double sends_per_port = cop == coll::Op::all_to_all ? p.n_ranks - 1.0 : 1.0;
-    points.push_back({p.time_us, coll::p2p_peers(cop, p.n_ranks) > 1,
-                      peer_bytes / ch.n_channels / 1e3, sends_per_port * peer_bytes / 1e3});
+    const coll::P2pChannels p2p =
+        coll::p2p_channels(ch.comm_channels, p.n_ranks, it->second.n_nodes, prior);
+    const int sends = coll::p2p_sends(cop, p.n_ranks);
+    const double rate_channels = coll::p2p_rate_channels(ch.n_channels, sends, p2p.comm_channels);
+    const bool full_packs =
+        ch.estimate.proto == Proto::ll || coll::p2p_aligned(cop, p.bytes, p.n_ranks);
+    (full_packs ? points : unaligned)
+        .push_back({p.time_us, coll::p2p_peers(cop, p.n_ranks) > 1,
+                    peer_bytes / rate_channels / 1e3, sends_per_port * peer_bytes / 1e3,
+                    rate_channels, sends});
   }
   if (points.size() < 4 || !(graph_channel_GBps > 0)) return out;
 
@@ -160,6 +202,12 @@ NcclFit fit_nccl_p2p(const Measurements& data, const Split& split, const topo::C
   out.params.p2p_multi_peer_latency_us = f.coef[1];
   if (f.coef[2] > 0) out.params.p2p_per_channel_GBps = per_channel_GBps;
   if (best.link_bound > 0) out.p2p_nvlink_efficiency = link_GBps * 1e9 / nvlink.line_Bps;
+  // Misaligned sends need enough points of their own; without, the priors stand.
+  if (unaligned.size() >= 4) {
+    const auto [channel_GBps, gpu_GBps] = fit_unaligned(unaligned, f.coef[0], f.coef[1]);
+    out.params.p2p_unaligned_per_channel_GBps = channel_GBps;
+    out.params.p2p_unaligned_gpu_GBps = gpu_GBps;
+  }
   NcclConfigFit cfg;
   cfg.base_us = f.coef[0];
   cfg.hop_us = f.coef[1];
