@@ -106,6 +106,8 @@ json nccl_params_json(const NcclParams& p) {
   j["p2p_ll_threshold_bytes"] = p.p2p_ll_threshold_bytes;
   j["p2p_per_channel_GBps"] = p.p2p_per_channel_GBps;
   j["p2p_multi_peer_latency_us"] = p.p2p_multi_peer_latency_us;
+  j["p2p_unaligned_per_channel_GBps"] = p.p2p_unaligned_per_channel_GBps;
+  j["p2p_unaligned_gpu_GBps"] = p.p2p_unaligned_gpu_GBps;
   return j;
 }
 
@@ -165,6 +167,8 @@ NcclParams nccl_params_from_json(const json& j, const std::string& file) {
   p.p2p_ll_threshold_bytes = num("p2p_ll_threshold_bytes");
   p.p2p_per_channel_GBps = num("p2p_per_channel_GBps");
   p.p2p_multi_peer_latency_us = num("p2p_multi_peer_latency_us");
+  p.p2p_unaligned_per_channel_GBps = num("p2p_unaligned_per_channel_GBps");
+  p.p2p_unaligned_gpu_GBps = num("p2p_unaligned_gpu_GBps");
   if (p.p2p_max_channels < 1 || p.p2p_net_channels_per_peer < 1 || !(p.p2p_nvl_chunk_bytes > 0) ||
       !(p.p2p_net_chunk_bytes > 0))
     r.fail("p2p_max_channels", "p2p channel counts and chunk sizes must be positive");

@@ -53,10 +53,15 @@ NcclFit fit_nccl(const Measurements& data, const Split& split, const topo::Clust
                  const std::string& op = "");
 
 // alltoall / sendrecv from their (default) runs (fit_nccl_p2p.cpp): with c the channels one
-// peer's send is striped over (NCCL's split for the bytes per peer b: S / n alltoall, S sendrecv)
-// and k the sends sharing a GPU's NVLink port (n - 1 alltoall, 1 sendrecv),
+// peer's send gets (NCCL's split for the bytes per peer b: S / n alltoall, S sendrecv, capped at
+// its share of the p2p channels) and k the sends sharing a GPU's NVLink port (n - 1 alltoall,
+// 1 sendrecv),
 //   t = latency + [peers > 1] * multi + b * max(1 / (c * perChannel), k / (NVLink x eff)),
-// each point in the regime its current estimate puts it, refitted until no point changes regime.
+// each point in the regime its current estimate puts it, refitted until no point changes regime,
+// for each NVLink efficiency from 100 % down to 50 % of the line rate (and the topology's own);
+// the one with the least mean |relative error| stands (p2p_nvlink_efficiency, set when some
+// point is link-paced). Misaligned Simple all-to-all points are left out of that and, given 4 or
+// more, fit the misaligned per-channel rate and GPU cap (p2p_plan.hpp) with those latencies.
 // configs[0]: base_us = latency, hop_us = multi-peer latency, bus_GBps = per-channel rate.
 NcclFit fit_nccl_p2p(const Measurements& data, const Split& split, const topo::ClusterGraph& graph,
                      const std::string& op);

@@ -133,6 +133,15 @@ NcclParams nccl_priors(GpuArch arch) {
   p.p2p_ll_threshold_bytes = 16384;
   p.p2p_per_channel_GBps = 0;
   p.p2p_multi_peer_latency_us = 0;
+  // Misaligned all-to-all chunks (p2p_plan.hpp): our own calibration, `clustersim fit
+  // calibrate/data/h200x4-a2a-offsets/off1 -t topologies/h200-4gpu.yaml --holdout-sizes none`
+  // (2 and 4 x H200, chunks of 4 mod 16 bytes, every size; 3 ranks held out). The folder with
+  // chunks of 8 mod 16 (off2) fits 7.4 and 165. Hopper only; other generations keep the
+  // pack-width rule and no cap.
+  if (arch == GpuArch::hopper) {
+    p.p2p_unaligned_per_channel_GBps = 7.8;
+    p.p2p_unaligned_gpu_GBps = 159;
+  }
 
   // NCCL device.h: NCCL_LL_MAX_NTHREADS 512, NCCL_LL128_MAX_NTHREADS 640,
   // NCCL_SIMPLE_MAX_NTHREADS 512; thresholds from the reference (LL 8, LL128 8, Simple 64).

@@ -75,6 +75,11 @@ struct NcclParams {
   // One channel's p2p copy rate, GB/s; 0: the ring graph's per-channel speed (the prior).
   double p2p_per_channel_GBps = 0;
   double p2p_multi_peer_latency_us = 0;
+  // Simple sends whose buffers are not 16-byte aligned (collectives/p2p_plan.hpp): one
+  // channel's rate, GB/s (0: the aligned rate x p2p_pack_width_ratio), and what one GPU's
+  // misaligned sends reach together, GB/s (0: no such cap).
+  double p2p_unaligned_per_channel_GBps = 0;
+  double p2p_unaligned_gpu_GBps = 0;
 
   // Channels shrink while bytes < nChannels * nThreads * threshold (threshold x nRanks for ring
   // LL).

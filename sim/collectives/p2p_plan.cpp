@@ -48,6 +48,35 @@ bool p2p_uses_ll(double bytes, int part_channels, const NcclParams& params) {
   return bytes <= part_channels * params.p2p_ll_threshold_bytes;
 }
 
+bool p2p_aligned(Op op, double bytes, int n_ranks) {
+  if (op != Op::all_to_all || n_ranks <= 1) return true;
+  return std::fmod(bytes / n_ranks, 16.0) == 0.0;
+}
+
+int p2p_sends(Op op, int n_ranks) {
+  if (n_ranks <= 1) return 0;
+  return op == Op::all_to_all ? n_ranks - 1 : 1;
+}
+
+double p2p_rate_channels(int part_channels, int sends, int comm_channels) {
+  double channels = part_channels;
+  if (sends > 0 && comm_channels > 0)
+    channels = std::min(channels, static_cast<double>(comm_channels) / sends);
+  return channels;
+}
+
+double p2p_send_GBps(double rate_channels, double per_channel_GBps, bool full_packs, int sends,
+                     const NcclParams& params) {
+  if (full_packs) return rate_channels * per_channel_GBps;
+  const double channel_GBps = params.p2p_unaligned_per_channel_GBps > 0
+                                  ? params.p2p_unaligned_per_channel_GBps
+                                  : per_channel_GBps * p2p_pack_width_ratio;
+  double rate = rate_channels * channel_GBps;
+  if (params.p2p_unaligned_gpu_GBps > 0 && sends > 0)
+    rate = std::min(rate, params.p2p_unaligned_gpu_GBps / sends);
+  return rate;
+}
+
 int p2p_peers(Op op, int n_ranks) {
   if (n_ranks <= 1) return 0;
   if (op == Op::all_to_all) return n_ranks - 1;

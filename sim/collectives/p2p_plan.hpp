@@ -25,6 +25,33 @@ int p2p_part_channels(double bytes, const P2pChannels& ch, int n_nodes, const Nc
 // Whether that send runs LL (bytes <= channels x NCCL_P2P_LL_THRESHOLD) rather than Simple.
 bool p2p_uses_ll(double bytes, int part_channels, const NcclParams& params);
 
+// Whether NCCL copies a rank's sends with 16-byte packs. All-to-all's send to peer p starts at
+// p x S / n in the send buffer and lands at r x S / n in the receive buffer, so a per-peer chunk
+// that is not a multiple of 16 bytes misaligns (nearly) every pair; send/recv starts at offset 0.
+// Pairs of even ranks with a chunk of 8 mod 16 would stay aligned; they are counted as
+// misaligned too, since one flow stands for all ranks' sends.
+bool p2p_aligned(Op op, double bytes, int n_ranks);
+
+// Sends one rank has in flight at once: n - 1 for all-to-all, 1 for send/recv.
+int p2p_sends(Op op, int n_ranks);
+
+// The copy rate of one send, in channels' worth: its part channels, but no more than its share
+// of the communicator's p2p channels when several sends are striped over them (the parts on one
+// channel share its thread block).
+double p2p_rate_channels(int part_channels, int sends, int comm_channels);
+
+// reduceCopy (NCCL src/device/common_kernel.h) moves 16-byte packs only when every source and
+// destination pointer is 16-byte aligned, and packs of one element otherwise: 4 of 16 bytes per
+// load for floats (nccl-tests' type and ours). Where no calibration says better, a misaligned
+// channel is taken to copy at this fraction of the aligned rate, as if bound by its loads.
+inline constexpr double p2p_pack_width_ratio = 4.0 / 16.0;
+
+// One send's rate, GB/s: rate channels x the per-channel rate; a misaligned Simple send (not
+// `full_packs`) runs its channels at the misaligned rate, and the GPU's misaligned sends share
+// its misaligned cap.
+double p2p_send_GBps(double rate_channels, double per_channel_GBps, bool full_packs, int sends,
+                     const NcclParams& params);
+
 // Distinct peers one rank sends to or receives from: nccl-tests' sendrecv sends to rank + 1 and
 // receives from rank - 1 (one peer on two ranks, two beyond); all-to-all reaches n - 1.
 int p2p_peers(Op op, int n_ranks);

@@ -205,7 +205,13 @@ TunerChoice choose(const CommShape& shape, Op op, double bytes, const NcclParams
         params.p2p_per_channel_GBps > 0
             ? params.p2p_per_channel_GBps
             : (shape.n_nodes > 1 ? shape.ring.bw_inter_GBps : shape.ring.bw_intra_GBps);
-    c.estimate.bus_bw_GBps = c.n_channels * per_channel;  // one peer's send
+    // LL moves 8-byte (data, flag) lines whatever the buffers' alignment; Simple copies with
+    // reduceCopy, whose packs shrink when they are misaligned.
+    const bool full_packs = c.estimate.proto == Proto::ll || p2p_aligned(op, bytes, shape.n_ranks);
+    const int sends = p2p_sends(op, shape.n_ranks);
+    const double rate_channels = p2p_rate_channels(c.n_channels, sends, p2p.comm_channels);
+    // One peer's send.
+    c.estimate.bus_bw_GBps = p2p_send_GBps(rate_channels, per_channel, full_packs, sends, params);
     c.estimate.algo_bw_GBps = c.estimate.bus_bw_GBps;
     if (shape.n_ranks > 1) {
       c.estimate.latency_us =

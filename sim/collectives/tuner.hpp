@@ -72,7 +72,9 @@ std::vector<Estimate> estimate_all(const CommShape& shape, Op op, double bytes,
 //   channels.
 // All-to-all and send/recv return a p2p choice (collectives/p2p_plan.hpp): n_channels = the
 // channels one peer's send is striped over (bytes per peer: S / n for all-to-all, S for
-// send/recv), busBw = those channels x the p2p per-channel rate (one peer's send), LL when that
+// send/recv), busBw = p2p_send_GBps (those channels, capped at the send's share of the p2p
+// channels, x the p2p per-channel rate; misaligned Simple sends at the misaligned rate and cap),
+// one peer's send; LL when that
 // send is at most channels x the LL threshold; latency Ring Simple base + one hop of the path's
 // class + the multi-peer latency when a rank reaches more than one peer. Throws InputError when
 // the options leave nothing.

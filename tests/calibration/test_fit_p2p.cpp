@@ -17,26 +17,31 @@ const std::string kRoot = CLUSTERSIM_SOURCE_DIR;
 
 // Every rank count of 2 and 4 and sizes 1 KiB .. 1 GiB in steps of 4x, timed by the simulator
 // with `truth`: in the data the fit sees, each point lies exactly on the model it fits.
+// With `misaligned_too`, each size is also timed with one float more per peer (bytes + 4n), whose
+// all-to-all chunks are 4 mod 16 bytes.
 Measurements simulated(const topo::ClusterGraph& graph, const coll::NcclParams& truth,
-                       const std::string& op) {
+                       const std::string& op, bool misaligned_too = false) {
   Measurements m;
   m.node.gpu_name = "NVIDIA H200";
   for (int n : {2, 4}) {
     std::vector<int> ranks;
     for (int r = 0; r < n; ++r) ranks.push_back(r);
     coll::Communicator comm(graph, ranks, truth);
-    for (double bytes = 1024; bytes <= 1024.0 * 1024 * 1024; bytes *= 4) {
-      coll::CollectiveCall call;
-      call.op = op == "alltoall" ? coll::Op::all_to_all : coll::Op::send_recv;
-      call.bytes = bytes;
-      NcclPoint p;
-      p.op = op;
-      p.n_ranks = n;
-      p.bytes = bytes;
-      p.forced_algo = "default";
-      p.forced_proto = "default";
-      p.time_us = coll::simulate_alone(comm, call, coll::Fidelity::flow).time_us();
-      m.nccl.push_back(p);
+    for (double size = 1024; size <= 1024.0 * 1024 * 1024; size *= 4) {
+      for (const double extra : {0.0, 4.0 * n}) {
+        if (extra > 0 && !misaligned_too) continue;
+        coll::CollectiveCall call;
+        call.op = op == "alltoall" ? coll::Op::all_to_all : coll::Op::send_recv;
+        call.bytes = size + extra;
+        NcclPoint p;
+        p.op = op;
+        p.n_ranks = n;
+        p.bytes = call.bytes;
+        p.forced_algo = "default";
+        p.forced_proto = "default";
+        p.time_us = coll::simulate_alone(comm, call, coll::Fidelity::flow).time_us();
+        m.nccl.push_back(p);
+      }
     }
   }
   return m;
@@ -65,4 +70,44 @@ TEST_CASE("the p2p fit recovers the per-channel rate and latencies it was simula
     CHECK(fit.params.p2p_per_channel_GBps == doctest::Approx(20.0).epsilon(1e-3));
     CHECK(fit.configs[0].max_rel_error < 1e-3);
   }
+}
+
+// The same truth on a machine whose NVLink gives NCCL's kernels 80 % of its line rate (360 of
+// 450 GB/s), fitted on the topology as written (88 %): the fit finds 80 %, on its 1 % grid.
+TEST_CASE("the p2p fit finds the NVLink rate NCCL's kernels get") {
+  const topo::Cluster written = topo::load_cluster(kRoot + "/topologies/h200-4gpu.yaml");
+  topo::Cluster slower = written;
+  for (topo::Link& l : slower.links) {
+    if (l.kind == topo::LinkKind::nvlink) l.efficiency = 0.80;
+  }
+  const topo::ClusterGraph truth_graph(slower);
+  const topo::ClusterGraph graph(written);
+  coll::NcclParams truth = coll::nccl_priors(coll::GpuArch::hopper);
+  truth.p2p_per_channel_GBps = 20.0;
+  truth.p2p_multi_peer_latency_us = 10.0;
+  const Split no_holdout{{}, SizeHoldout::none};
+  const NcclFit fit =
+      fit_nccl_p2p(simulated(truth_graph, truth, "sendrecv"), no_holdout, graph, "sendrecv");
+  CHECK(fit.p2p_nvlink_efficiency == doctest::Approx(0.80).epsilon(1e-9));
+  CHECK(fit.params.p2p_per_channel_GBps == doctest::Approx(20.0).epsilon(1e-3));
+  CHECK(fit.configs[0].max_rel_error < 1e-3);
+}
+
+// Misaligned all-to-all chunks at 6.5 GB/s per channel and 140 GB/s per GPU: 2 ranks at 16
+// channels run 104 GB/s (channel-paced), 4 ranks share 140 / 3 per send from 8 channels (52 GB/s
+// of 46.7: capped). Both rates are on the fit's grid and the fit lands on them exactly.
+TEST_CASE("the p2p fit recovers the misaligned per-channel rate and GPU cap") {
+  const topo::Cluster cluster = topo::load_cluster(kRoot + "/topologies/h200-4gpu.yaml");
+  const topo::ClusterGraph graph(cluster);
+  coll::NcclParams truth = coll::nccl_priors(coll::GpuArch::hopper);
+  truth.p2p_per_channel_GBps = 20.0;
+  truth.p2p_multi_peer_latency_us = 10.0;
+  truth.p2p_unaligned_per_channel_GBps = 6.5;
+  truth.p2p_unaligned_gpu_GBps = 140.0;
+  const Split no_holdout{{}, SizeHoldout::none};
+  const NcclFit fit =
+      fit_nccl_p2p(simulated(graph, truth, "alltoall", true), no_holdout, graph, "alltoall");
+  CHECK(fit.params.p2p_unaligned_per_channel_GBps == doctest::Approx(6.5));
+  CHECK(fit.params.p2p_unaligned_gpu_GBps == doctest::Approx(140.0));
+  CHECK(fit.params.p2p_per_channel_GBps == doctest::Approx(20.0).epsilon(1e-3));
 }

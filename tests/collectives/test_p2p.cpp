@@ -128,11 +128,25 @@ TEST_CASE("send/recv and all-to-all run as channel-capped flows") {
   // GB/s each, so the link paces: 3e8 / 150e9 = 2000 us.
   CHECK(simulate_alone(comm, p2p_call(Op::all_to_all, 1.2e9), Fidelity::flow).time_us() ==
         doctest::Approx(21.8 + 2000.0).epsilon(1e-6));
-  // At 2 GB/s per channel the channels pace: 32 x 2 = 64 GB/s -> 3e8 / 64e9 = 4687.5 us.
+  // At 2 GB/s per channel the channels pace. The three sends' 32 channels each would need 96
+  // channels; the communicator has 32 p2p channels, so each send gets 32 / 3 of them:
+  // 10.667 x 2 = 21.333 GB/s -> 3e8 / 21.333e9 = 14062.5 us.
   prm.p2p_per_channel_GBps = 2.0;
   Communicator slow(graph, first_ranks(4), prm);
   CHECK(simulate_alone(slow, p2p_call(Op::all_to_all, 1.2e9), Fidelity::flow).time_us() ==
-        doctest::Approx(21.8 + 4687.5).epsilon(1e-6));
+        doctest::Approx(21.8 + 14062.5).epsilon(1e-6));
+
+  // One float more per peer: 1,200,000,016 B, chunks of 300,000,004 B (4 mod 16), misaligned.
+  // Still 32 part channels, 10.667 of them per send; at 7.8 GB/s each that is 83.2 GB/s, over
+  // the GPU's misaligned cap shared by its 3 sends: 159 / 3 = 53 GB/s per send (the Hopper
+  // priors). 300000004 / 53e9 s = 5660.377434 us; the 3 sends load each NVLink port with 159 of
+  // its 396 GB/s, so the link does not pace.
+  prm.p2p_per_channel_GBps = 20.0;
+  Communicator hopper(graph, first_ranks(4), prm);
+  REQUIRE(prm.p2p_unaligned_per_channel_GBps == 7.8);
+  REQUIRE(prm.p2p_unaligned_gpu_GBps == 159.0);
+  CHECK(simulate_alone(hopper, p2p_call(Op::all_to_all, 1200000016.0), Fidelity::flow).time_us() ==
+        doctest::Approx(21.8 + 5660.377434).epsilon(1e-9));
 
   // Two ranks: one peer (latency 11.8 us); 64 MiB in 16 channels of 4 MiB, 320 GB/s:
   // 67108864 / 320e9 = 209.7152 us.
@@ -140,4 +154,33 @@ TEST_CASE("send/recv and all-to-all run as channel-capped flows") {
   Communicator pair20(graph, first_ranks(2), prm);
   CHECK(simulate_alone(pair20, p2p_call(Op::send_recv, 64 * kMiB), Fidelity::flow).time_us() ==
         doctest::Approx(11.8 + 209.7152).epsilon(1e-6));
+}
+
+// All-to-all sends chunk p at p x S / n and lands it at r x S / n: aligned only when S / n is a
+// multiple of 16 bytes. Send/recv starts at offset 0 whatever its size.
+TEST_CASE("misaligned p2p sends: which, and at what rate") {
+  CHECK(p2p_aligned(Op::all_to_all, 4 * kMiB, 4));             // 1 MiB chunks
+  CHECK_FALSE(p2p_aligned(Op::all_to_all, 12, 3));             // 4 B chunks
+  CHECK_FALSE(p2p_aligned(Op::all_to_all, 4 * kMiB + 16, 4));  // 1 MiB + 4 B
+  CHECK_FALSE(p2p_aligned(Op::all_to_all, 4 * kMiB + 32, 4));  // 1 MiB + 8 B
+  CHECK(p2p_aligned(Op::all_to_all, 4 * kMiB + 64, 4));        // 1 MiB + 16 B
+  CHECK(p2p_aligned(Op::send_recv, 1001, 3));
+
+  // Sends share the communicator's p2p channels: 32 channels over 3 sends = 10.667 each.
+  CHECK(p2p_rate_channels(8, 1, 32) == 8.0);
+  CHECK(p2p_rate_channels(32, 3, 32) == doctest::Approx(32.0 / 3.0));
+  CHECK(p2p_rate_channels(16, 2, 32) == 16.0);
+
+  NcclParams prm = nccl_priors(GpuArch::hopper);
+  // Aligned: channels x the per-channel rate.
+  CHECK(p2p_send_GBps(16, 20.0, true, 2, prm) == 320.0);
+  // Misaligned on Hopper: 16 x 7.8 = 124.8 GB/s, over 159 / 2 = 79.5 per send: 79.5.
+  CHECK(p2p_send_GBps(16, 20.0, false, 2, prm) == doctest::Approx(79.5));
+  // One send on 8 channels: 62.4 GB/s, under its cap of 159.
+  CHECK(p2p_send_GBps(8, 20.0, false, 1, prm) == doctest::Approx(62.4));
+  // Uncalibrated generations: a quarter of the aligned channel rate (4-byte packs for 16), no
+  // cap: 16 x 20 / 4 = 80 GB/s.
+  prm.p2p_unaligned_per_channel_GBps = 0;
+  prm.p2p_unaligned_gpu_GBps = 0;
+  CHECK(p2p_send_GBps(16, 20.0, false, 2, prm) == doctest::Approx(80.0));
 }
