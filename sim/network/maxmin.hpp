@@ -79,7 +79,7 @@ class MaxMinSharing {
   int active_flow_count() const { return active_flows_; }
 
   // The most flows the narrow search of update() may gather before the plain one takes over
-  // (maxmin_solve.cpp); by default max(64, active flows / 16). Tests set 0 or a large number to
+  // (maxmin_solve.cpp); by default max(256, active flows / 16). Tests set 0 or a large number to
   // take one path only; the rates are max-min fair either way.
   void set_narrow_search_limit(std::size_t flows) { narrow_search_limit_ = flows; }
 

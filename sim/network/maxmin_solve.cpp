@@ -50,7 +50,7 @@ constexpr int kNarrowRounds = 4;
 void MaxMinSharing::resolve(double restart_Bps, std::size_t added_flows) {
   ++update_serial_;
   const std::size_t narrow_limit = narrow_search_limit_.value_or(
-      std::max<std::size_t>(64, static_cast<std::size_t>(active_flows_) / 16));
+      std::max<std::size_t>(256, static_cast<std::size_t>(active_flows_) / 16));
   // Added flows are all re-solved: with more than the limit, the narrow search cannot win.
   for (int round = added_flows > narrow_limit ? kNarrowRounds : 0;; ++round) {
     narrow_ = round < kNarrowRounds;
