@@ -48,7 +48,8 @@ const NcclFit& nccl_fit_for(const Calibration& calibration, const std::string& o
 // line rate and latency = peer latency / the links of a peer route; PCIe links the same from the
 // pinned host copies (mean of both directions); each cpu node's pageable staging rate becomes
 // the pageable H2D bandwidth; each GPU model's memory bandwidth twice the device-copy bandwidth
-// (a device copy reads and writes every byte). Fits that are absent change nothing.
+// (a device copy reads and writes every byte) and its copy latency the device-copy latency. Fits
+// that are absent change nothing.
 void apply_links(const Calibration& calibration, topo::Cluster& cluster);
 // What one collective sees on top of apply_links: send/recv based ops with a fitted p2p NVLink
 // efficiency get it on every NVLink link.

@@ -51,9 +51,13 @@ std::vector<CopyFit> fit_copies(const Measurements& data, const Split& split) {
     std::vector<double> times;
     std::map<double, std::vector<double>> by_size;
     const bool device = std::string(path) == "d2d";
+    std::vector<double> in_cache;  // device copies up to the L2 size: the kernel's fixed cost
     for (const CopyPoint& c : data.copies) {
       if (copy_path(c) != path || split.size_held_out(c.bytes, gap)) continue;
-      if (device && c.bytes <= data.node.l2_cache_bytes) continue;
+      if (device && c.bytes <= data.node.l2_cache_bytes) {
+        in_cache.push_back(c.time_us);
+        continue;
+      }
       bytes.push_back(c.bytes);
       times.push_back(c.time_us);
       by_size[c.bytes].push_back(c.time_us);
@@ -61,9 +65,14 @@ std::vector<CopyFit> fit_copies(const Measurements& data, const Split& split) {
     if (by_size.size() < (device ? 1u : 2u)) continue;  // alpha-beta needs two sizes
     LinearFit f;
     if (device) {
+      const double latency_us = in_cache.empty() ? 0.0 : median(in_cache);
       std::vector<FitRow> rows;
-      for (std::size_t i = 0; i < bytes.size(); ++i) rows.push_back({{0.0, bytes[i]}, times[i]});
+      for (std::size_t i = 0; i < bytes.size(); ++i) {
+        if (times[i] > latency_us) rows.push_back({{0.0, bytes[i]}, times[i] - latency_us});
+      }
+      if (rows.empty()) continue;
       f = fit_relative_robust(rows);
+      f.coef[0] = latency_us;
     } else {
       f = fit_alpha_beta(bytes, times);
     }

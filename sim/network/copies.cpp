@@ -107,6 +107,7 @@ FlowSpec device_copy(const topo::ClusterGraph& graph, int gpu_node, double bytes
   FlowSpec spec;
   spec.bytes = bytes;
   spec.max_rate_Bps = models[static_cast<std::size_t>(gpu.gpu_model)].memory_bandwidth_Bps / 2;
+  spec.latency = models[static_cast<std::size_t>(gpu.gpu_model)].copy_latency;
   return spec;
 }
 

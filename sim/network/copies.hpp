@@ -33,7 +33,8 @@ FlowSpec device_to_host(const topo::ClusterGraph& graph, int gpu_node, double by
 FlowSpec peer_copy(const topo::ClusterGraph& graph, int src_gpu, int dst_gpu, double bytes);
 
 // A copy within one GPU's memory: every byte is read once and written once, so it runs at half
-// the memory bandwidth (GpuModel::memory_bandwidth_Bps / 2); it crosses no channel.
+// the memory bandwidth (GpuModel::memory_bandwidth_Bps / 2), after the model's copy latency
+// (0 until calibrated); it crosses no channel.
 FlowSpec device_copy(const topo::ClusterGraph& graph, int gpu_node, double bytes);
 
 }  // namespace cs::net

@@ -28,6 +28,9 @@ struct GpuModel {
   double fp32_flops = 0;
   double memory_bytes = 0;
   double memory_bandwidth_Bps = 0;
+  // Fixed cost of a device-local copy (its kernel's launch and drain): not in the topology file,
+  // 0 until a calibration sets it (calibration_file_apply.cpp, from the d2d copy fit).
+  TimePs copy_latency = 0;
   SourceLoc loc;
 };
 

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "calibration/fit.hpp"
 #include "calibration/validate.hpp"
@@ -92,10 +93,10 @@ TEST_CASE("calibration beats NCCL's priors on held-out points of every tuned col
   }
 }
 
-TEST_CASE("pinned and peer copies: held-out error inside the scatter of identical GPUs") {
+TEST_CASE("pinned, peer and device copies: held-out error inside the scatter of identical GPUs") {
   // The data's own spread: at each held-out size, the relative range of the times the GPUs (or
   // GPU pairs) measured; the calibrated median |error| must not exceed the widest of them.
-  for (const char* path : {"h2d_pinned", "d2h_pinned", "peer"}) {
+  for (const char* path : {"h2d_pinned", "d2h_pinned", "peer", "d2d"}) {
     std::map<double, std::pair<double, double>> range;  // bytes -> (min, max)
     const int gap = copy_gap(fixture().data, path);
     for (const CopyPoint& c : fixture().data.copies) {
@@ -112,6 +113,27 @@ TEST_CASE("pinned and peer copies: held-out error inside the scatter of identica
     CHECK(row->calibrated_median <= widest);
     CHECK(row->calibrated_median < row->prior_median);
   }
+}
+
+TEST_CASE("a device copy's latency is the median time of the training copies that fit in L2") {
+  std::vector<double> in_cache;
+  const int gap = copy_gap(fixture().data, "d2d");
+  for (const CopyPoint& c : fixture().data.copies) {
+    if (copy_path(c) != "d2d" || fixture().split.size_held_out(c.bytes, gap)) continue;
+    if (c.bytes <= fixture().data.node.l2_cache_bytes) in_cache.push_back(c.time_us);
+  }
+  REQUIRE(in_cache.size() >= 2);
+  std::sort(in_cache.begin(), in_cache.end());
+  const std::size_t n = in_cache.size();
+  const double median = n % 2 ? in_cache[n / 2] : 0.5 * (in_cache[n / 2 - 1] + in_cache[n / 2]);
+  const CopyFit* d2d = find_copy_fit(fixture().calibration.copies, "d2d");
+  REQUIRE(d2d != nullptr);
+  CHECK(d2d->latency_us == median);
+  // Applied to the cluster, every GPU model carries it, in picoseconds.
+  cs::topo::Cluster cluster = fixture().cluster;
+  apply_links(fixture().calibration, cluster);
+  for (const cs::topo::GpuModel& m : cluster.gpu_models)
+    CHECK(m.copy_latency == cs::ps_from_seconds(median * 1e-6));
 }
 
 TEST_CASE("the GEMM model interpolates: held-out shapes are predicted from the trained ones") {

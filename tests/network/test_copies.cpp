@@ -129,6 +129,12 @@ TEST_CASE("peer copies follow the route; device-local copies run at half the mem
   CHECK(across.at(0) == 20 * kPsPerMs + 6 * kPsPerUs);
   const auto local = run_all(graph, {device_copy(graph, s.gpu1, 1e9)});
   CHECK(local.at(0) == 666'666'667);
+  // A calibrated copy latency (the copy kernel's fixed cost) comes first: 3.7 us + the same.
+  topo::Cluster calibrated = s.b.cluster;
+  for (topo::GpuModel& m : calibrated.gpu_models) m.copy_latency = 3'700'000;
+  const topo::ClusterGraph calibrated_graph(calibrated);
+  CHECK(run_all(calibrated_graph, {device_copy(calibrated_graph, s.gpu1, 1e9)}).at(0) ==
+        3'700'000 + 666'666'667);
   CHECK(peer_copy(graph, s.gpu1, s.gpu1, 1e9).max_rate_Bps == 1.5e12);  // to itself: local
   // Both peer copies at once share gpu0 -> sw0: 25 GB/s each, both drain 1 GB at 40 ms.
   const auto both = run_all(
