@@ -45,8 +45,8 @@ std::pair<double, double> fit_unaligned(const std::vector<P2pPoint>& points, dou
       for (const P2pPoint& p : points) {
         const double rate =
             std::min(p.rate_channels * channel_GBps, static_cast<double>(gpu_GBps) / p.sends);
-        const double t = latency_us + (p.multi_peer ? multi_peer_us : 0.0) +
-                         p.channel_kB * p.rate_channels / rate;
+        const double peer_kB = p.channel_kB * p.rate_channels;
+        const double t = latency_us + (p.multi_peer ? multi_peer_us : 0.0) + peer_kB / rate;
         sum += std::abs(relative_error(t, p.t_us));
       }
       if (sum < best_error) {
