@@ -197,7 +197,10 @@ class MaxMinSharing {
     Member member;
     std::uint32_t use_index;  // the channel's place among the flow's uses
   };
-  std::vector<Staged> staged_;  // per bounding channel, like open_flows_: its re-solved members
+  // Per bounding channel, its re-solved members: like open_flows_, less the crossed channels'
+  // part in front of bounding_open_first_.
+  std::vector<Staged> staged_;
+  std::size_t bounding_open_first_ = 0;
   std::vector<Staged> merged_;
   QuaternaryHeap<Level, Lower> heap_;  // channel shares
   std::vector<Level> caps_;            // flow caps, sorted at the start of a solve

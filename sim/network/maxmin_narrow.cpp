@@ -67,7 +67,7 @@ void MaxMinSharing::commit() {
     state.frozen_load_Bps = prefix_load;
     state.load_Bps = prefix_load;
   }
-  staged_.resize(open_flows_.size());
+  staged_.resize(open_flows_.size() - bounding_open_first_);
   for (FlowIndex index : freeze_order_) {
     FlowState& flow = flows_[static_cast<std::size_t>(index)];
     const double rate = flow_new_rate_[static_cast<std::size_t>(index)];
@@ -76,7 +76,8 @@ void MaxMinSharing::commit() {
       const ChannelUse use = use_pool_[flow.first_use + u];
       ChannelState& state = channels_[static_cast<std::size_t>(use.channel)];
       if (!state.crossed) {
-        staged_[state.first_open + static_cast<std::uint32_t>(state.unfrozen_weight++)] =
+        staged_[state.first_open - bounding_open_first_ +
+                static_cast<std::uint32_t>(state.unfrozen_weight++)] =
             Staged{Member{index, use.multiplicity, rate, 0.0}, u};
         continue;
       }
@@ -107,7 +108,7 @@ void MaxMinSharing::commit() {
 void MaxMinSharing::merge_bounding(topo::ChannelId channel) {
   ChannelState& state = channels_[static_cast<std::size_t>(channel)];
   const Member* members = member_pool_.data() + state.first_slot;
-  const Staged* staged = staged_.data() + state.first_open;
+  const Staged* staged = staged_.data() + (state.first_open - bounding_open_first_);
   const Staged* staged_end = staged + state.open_count;
   std::uint32_t start = state.member_count;
   bool moved = false;

@@ -58,6 +58,16 @@ void MaxMinSharing::resolve(double restart_Bps, std::size_t added_flows) {
       round = kNarrowRounds - 1;  // too wide: the plain search next
       continue;
     }
+    // A narrow search that bounded on no channel crossed every channel it reached, as the plain
+    // one does: solve it plainly, writing the member lists as it goes instead of staging them (a
+    // fresh batch, such as a collective's flows all starting together, is one of these).
+    if (narrow_ && bounding_channels_.empty()) {
+      narrow_ = false;
+      for (topo::ChannelId c : component_channels_) {
+        ChannelState& state = channels_[static_cast<std::size_t>(c)];
+        state.load_Bps = state.frozen_load_Bps;
+      }
+    }
     solve_component(restart_Bps);
     if (!narrow_) {
       for (topo::ChannelId c : component_channels_) {
@@ -104,6 +114,7 @@ bool MaxMinSharing::collect_component(double restart_Bps, std::size_t flow_limit
     }
     if (std::isfinite(flow.max_rate_Bps)) caps_.push_back(Level{flow.max_rate_Bps, index});
   }
+  bounding_open_first_ = open_flows_.size();
   for (topo::ChannelId c : bounding_channels_) bound(c, restart_Bps);
   return true;
 }
