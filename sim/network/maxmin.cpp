@@ -1,6 +1,7 @@
 // The max-min solver's flows: added and removed between updates, their channel uses in one pool.
 // The member lists are in maxmin_members.cpp, the restart level in maxmin_restart.cpp, the solve
-// in maxmin_solve.cpp and the narrow search's own steps in maxmin_narrow.cpp.
+// in maxmin_solve.cpp, the narrow search's own steps in maxmin_narrow.cpp and the solve of a batch
+// of flows on empty channels in maxmin_fresh.cpp.
 #include "network/maxmin.hpp"
 
 #include <algorithm>
@@ -134,11 +135,15 @@ void MaxMinSharing::mark_dirty(topo::ChannelId channel) {
 }
 
 std::span<const MaxMinSharing::FlowIndex> MaxMinSharing::update() {
-  const std::size_t added = added_flows_.size();
   count_added_flows();
-  const double restart_Bps = restart_level_Bps();
-  list_added_flows();
-  resolve(restart_Bps, added);
+  if (fresh_batch()) {
+    solve_fresh_batch();
+  } else {
+    const std::size_t added = added_flows_.size();
+    const double restart_Bps = restart_level_Bps();
+    list_added_flows();
+    resolve(restart_Bps, added);
+  }
   for (FlowIndex index : added_without_channels_) {
     FlowState& flow = flows_[static_cast<std::size_t>(index)];
     if (!flow.active || flow.use_count != 0) continue;  // removed (and maybe reused) since

@@ -7,8 +7,11 @@
 #include <bit>
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <new>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "network/quaternary_heap.hpp"
@@ -29,6 +32,28 @@ std::vector<ChannelUse> count_channel_uses(std::span<const topo::ChannelId> chan
 // The rate a flow gets alone: min(max_rate, capacity / multiplicity over its channels).
 double solo_rate_Bps(std::span<const double> capacity_Bps, std::span<const ChannelUse> uses,
                      double max_rate_Bps);
+
+// An allocator whose vectors leave new elements uninitialized on resize(): the solver writes a
+// member slot before it reads it, and zeroing the pool's new slots first was a pass over fresh
+// memory that only added page faults.
+template <typename T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <typename U>
+  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+  template <typename U>
+  void construct(U* at) noexcept {
+    ::new (static_cast<void*>(at)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* at, Args&&... args) {
+    ::new (static_cast<void*>(at)) U(std::forward<Args>(args)...);
+  }
+};
 
 class MaxMinSharing {
  public:
@@ -145,6 +170,9 @@ class MaxMinSharing {
 
   void mark_dirty(topo::ChannelId channel);
   void count_added_flows();
+  bool fresh_batch() const;
+  void solve_fresh_batch();
+  void reserve_slots();
   double restart_level_Bps();
   double unmoved_below_Bps(const ChannelState& state) const;
   void list_added_flows();
@@ -157,6 +185,7 @@ class MaxMinSharing {
   void bound(topo::ChannelId channel, double restart_Bps);
   bool bottleneck_under_kept_flow();
   void open(topo::ChannelId channel, std::int32_t open_weight);
+  void queue_level(topo::ChannelId channel);
   void solve_component(double restart_Bps);
   void freeze(FlowIndex flow, double rate_Bps);
   void commit();
@@ -166,7 +195,7 @@ class MaxMinSharing {
   // Every channel's members, a region each. One record per member, not parallel pools of flows,
   // rates and loads: a freeze writes all three at a random place, and one cache line instead of
   // three made a re-solve faster (measured on BM_FlowNetworkChange).
-  std::vector<Member> member_pool_;
+  std::vector<Member, UninitializedAllocator<Member>> member_pool_;
   std::size_t dead_slots_ = 0;  // pool slots left behind by channels that moved
   std::vector<FlowState> flows_;
   // Per flow, apart from FlowState so that the hot loops touch 4 bytes per flow: the stamp of the

@@ -167,11 +167,16 @@ void MaxMinSharing::open(topo::ChannelId channel, std::int32_t open_weight) {
   ChannelState& state = channels_[static_cast<std::size_t>(channel)];
   state.open_count = static_cast<std::uint32_t>(open_flows_.size()) - state.first_open;
   state.unfrozen_weight = open_weight;
+  queue_level(channel);
+}
+
+void MaxMinSharing::queue_level(topo::ChannelId channel) {
+  const ChannelState& state = channels_[static_cast<std::size_t>(channel)];
   if (state.open_count == 0) return;
-  const double share =
-      std::max(0.0, state.capacity_Bps - state.frozen_load_Bps) / static_cast<double>(open_weight);
+  const double share = std::max(0.0, state.capacity_Bps - state.frozen_load_Bps) /
+                       static_cast<double>(state.unfrozen_weight);
   if (state.open_count == 1) {
-    caps_.push_back(Level{share, open_flows_.back()});
+    caps_.push_back(Level{share, open_flows_[state.first_open]});
   } else {
     heap_.push_unordered(Level{share, channel});
   }
