@@ -95,7 +95,7 @@ void MaxMinSharing::remove(FlowIndex index) {
     const ChannelUse use = use_pool_[flow.first_use + u];
     ChannelState& state = channels_[static_cast<std::size_t>(use.channel)];
     if (flow.listed) {
-      member_pool_[state.first_slot + slot_pool_[flow.first_use + u]].multiplicity = 0;
+      state.members[slot_pool_[flow.first_use + u]].multiplicity = 0;
     }
     mark_dirty(use.channel);
   }

@@ -33,28 +33,6 @@ std::vector<ChannelUse> count_channel_uses(std::span<const topo::ChannelId> chan
 double solo_rate_Bps(std::span<const double> capacity_Bps, std::span<const ChannelUse> uses,
                      double max_rate_Bps);
 
-// An allocator whose vectors leave new elements uninitialized on resize(): the solver writes a
-// member slot before it reads it, and zeroing the pool's new slots first was a pass over fresh
-// memory that only added page faults.
-template <typename T>
-struct UninitializedAllocator : std::allocator<T> {
-  template <typename U>
-  struct rebind {
-    using other = UninitializedAllocator<U>;
-  };
-  UninitializedAllocator() = default;
-  template <typename U>
-  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
-  template <typename U>
-  void construct(U* at) noexcept {
-    ::new (static_cast<void*>(at)) U;
-  }
-  template <typename U, typename... Args>
-  void construct(U* at, Args&&... args) {
-    ::new (static_cast<void*>(at)) U(std::forward<Args>(args)...);
-  }
-};
-
 class MaxMinSharing {
  public:
   using FlowIndex = std::int32_t;
@@ -82,7 +60,9 @@ class MaxMinSharing {
     return {use_pool_.data() + state.first_use, state.use_count};
   }
   // The flows on a channel, in ascending order of rate, as of the last update(): flows added since
-  // are not listed yet, and flows removed since stay listed with multiplicity 0.
+  // are not listed yet, and flows removed since stay listed with multiplicity 0. One record per
+  // member, not parallel arrays of flows, rates and loads: a freeze writes all three at a random
+  // place, and one cache line instead of three made a re-solve faster (BM_FlowNetworkChange).
   struct Member {
     FlowIndex flow;
     std::int32_t multiplicity;
@@ -91,7 +71,7 @@ class MaxMinSharing {
   };
   std::span<const Member> members(topo::ChannelId channel) const {
     const ChannelState& state = channels_[static_cast<std::size_t>(channel)];
-    return {member_pool_.data() + state.first_slot, state.member_count};
+    return {state.members.get(), state.member_count};
   }
   // Sum of multiplicity * rate over the flows on the channel, as of the last update().
   double load_Bps(topo::ChannelId channel) const {
@@ -109,9 +89,12 @@ class MaxMinSharing {
   void set_narrow_search_limit(std::size_t flows) { narrow_search_limit_ = flows; }
 
  private:
-  // Hot per-channel figures in one record (one cache line). Its members live in the pool below,
-  // slots [first_slot, first_slot + member_count), sorted by rate so that the flows kept by a
-  // restart are a prefix whose load is one stored prefix sum.
+  // Hot per-channel figures in one record (one cache line). Its members, sorted by rate so that
+  // the flows kept by a restart are a prefix whose load is one stored prefix sum, have an
+  // allocation of their own, a power of two of slots: one pool for all of them was one large
+  // block, allocated afresh and faulted in page by page on every simulation (a 16k-GPU ring
+  // all-reduce: 9k page faults, a third of its time), where small blocks are reused by the
+  // allocator.
   struct ChannelState {
     double capacity_Bps = 0;
     double load_Bps = 0;         // sum of multiplicity x rate, as of the last update()
@@ -119,9 +102,8 @@ class MaxMinSharing {
     // Solve scratch: the multiplicity of the flows on it not yet frozen (before the solve, of the
     // flows added since the last update()).
     std::int32_t unfrozen_weight = 0;
-    std::uint32_t first_slot = 0;
-    std::uint32_t member_count = 0;  // slots in use, removed flows' included until update()
-    std::uint32_t slot_count = 0;    // slots reserved
+    std::unique_ptr<Member[]> members;  // slots written before they are read
+    std::uint32_t member_count = 0;     // slots in use, removed flows' included until update()
     // Solve scratch: members in their new order so far (before the solve, flows added since the
     // last update(); 0 between updates).
     std::uint32_t written = 0;
@@ -129,8 +111,10 @@ class MaxMinSharing {
     std::uint32_t open_count = 0;
     std::uint32_t visit = 0;       // stamp of the last search that reached it
     std::uint32_t cross_mark = 0;  // serial of the last update() whose narrow search must cross it
+    std::uint8_t slots_log2 = 0;   // 2^slots_log2 slots once `members` is allocated
     bool dirty = false;
     bool crossed = false;  // solve scratch: the search crossed it (else it bounds)
+    std::uint32_t slot_count() const { return members ? std::uint32_t{1} << slots_log2 : 0; }
   };
   // A flow's uses and member slots sit in pools, [first_use, first_use + use_count), so a solve
   // walks contiguous memory instead of one allocation per flow.
@@ -177,7 +161,6 @@ class MaxMinSharing {
   double unmoved_below_Bps(const ChannelState& state) const;
   void list_added_flows();
   void compact_uses();
-  void compact_members();
   void resolve(double restart_Bps, std::size_t added_flows);
   bool collect_component(double restart_Bps, std::size_t flow_limit);
   void reach(topo::ChannelId channel, double restart_Bps);
@@ -192,11 +175,6 @@ class MaxMinSharing {
   void merge_bounding(topo::ChannelId channel);
 
   std::vector<ChannelState> channels_;
-  // Every channel's members, a region each. One record per member, not parallel pools of flows,
-  // rates and loads: a freeze writes all three at a random place, and one cache line instead of
-  // three made a re-solve faster (measured on BM_FlowNetworkChange).
-  std::vector<Member, UninitializedAllocator<Member>> member_pool_;
-  std::size_t dead_slots_ = 0;  // pool slots left behind by channels that moved
   std::vector<FlowState> flows_;
   // Per flow, apart from FlowState so that the hot loops touch 4 bytes per flow: the stamp of the
   // last update() that reached it, and of the last one that froze it.

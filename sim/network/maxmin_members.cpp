@@ -1,9 +1,9 @@
-// The max-min solver's channel member lists: each channel's members sit in a region of one pool,
-// sorted by rate. New flows join at update(); a region that outgrows its slots moves to the end of
-// the pool, and the pool is packed again once more than half of them is left behind.
+// The max-min solver's channel member lists: each channel's members, sorted by rate, in slots of
+// its own. New flows join at update(); a list that outgrows its slots moves to twice as many.
 #include <algorithm>
 #include <bit>
 #include <limits>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -33,38 +33,18 @@ void MaxMinSharing::count_added_flows() {
   });
 }
 
-// Gives every channel with counted flows room for them. Channels that outgrow their slots move
-// together, in one resize of the pool, so that building a large flow set from scratch grows the
-// pool once. A region is the next power of two (no minimum: a floor of 4 slots per channel made a
-// one-shot solve of 1,000 flows on the fat tree allocate twice the memory, which the allocator
-// then returned to the system and faulted back in on every solve, 0.53 vs 4.0 ms).
+// Gives every channel with counted flows room for them: one that outgrows its slots moves to the
+// next power of two.
 void MaxMinSharing::reserve_slots() {
-  const auto slots_for = [](const ChannelState& state) {
-    return std::bit_ceil(state.member_count + state.written);
-  };
-  const auto outgrows = [](const ChannelState& state) {
-    return state.member_count + state.written > state.slot_count;
-  };
-  if (dead_slots_ > 4096 && dead_slots_ > member_pool_.size() / 2) compact_members();
-  const std::size_t old_end = member_pool_.size();
-  std::size_t end = old_end;
-  for (topo::ChannelId c : scratch_channels_) {
-    const ChannelState& state = channels_[static_cast<std::size_t>(c)];
-    if (outgrows(state)) end += slots_for(state);
-  }
-  if (end == old_end) return;
-  member_pool_.resize(end);
-  std::size_t next = old_end;
   for (topo::ChannelId c : scratch_channels_) {
     ChannelState& state = channels_[static_cast<std::size_t>(c)];
-    if (!outgrows(state)) continue;
-    const auto from = static_cast<std::ptrdiff_t>(state.first_slot);
-    const auto to = static_cast<std::ptrdiff_t>(next);
-    std::copy_n(member_pool_.begin() + from, state.member_count, member_pool_.begin() + to);
-    dead_slots_ += state.slot_count;
-    state.first_slot = static_cast<std::uint32_t>(next);
-    state.slot_count = slots_for(state);
-    next += state.slot_count;
+    const std::uint32_t count = state.member_count + state.written;
+    if (count <= state.slot_count()) continue;
+    const std::uint32_t slots = std::bit_ceil(count);
+    auto grown = std::make_unique_for_overwrite<Member[]>(slots);
+    std::copy_n(state.members.get(), state.member_count, grown.get());
+    state.members = std::move(grown);
+    state.slots_log2 = static_cast<std::uint8_t>(std::countr_zero(slots));
   }
 }
 
@@ -80,31 +60,12 @@ void MaxMinSharing::list_added_flows() {
       const ChannelUse use = use_pool_[flow.first_use + u];
       ChannelState& state = channels_[static_cast<std::size_t>(use.channel)];
       const std::uint32_t slot = state.member_count++;
-      member_pool_[state.first_slot + slot] =
+      state.members[slot] =
           Member{index, use.multiplicity, std::numeric_limits<double>::infinity(), 0.0};
       slot_pool_[flow.first_use + u] = slot;
     }
   }
   added_flows_.clear();
-}
-
-// Packs every channel's slots together again, in channel order, with room to grow by half (the
-// flows counted for listing included).
-void MaxMinSharing::compact_members() {
-  std::vector<Member, UninitializedAllocator<Member>> members;
-  for (ChannelState& state : channels_) {
-    const auto first = static_cast<std::uint32_t>(members.size());
-    const std::uint32_t count = state.member_count + state.written;
-    const std::uint32_t slots = count == 0 ? 0 : count + count / 2 + 1;
-    const auto from = static_cast<std::ptrdiff_t>(state.first_slot);
-    const auto to = from + static_cast<std::ptrdiff_t>(state.member_count);
-    members.insert(members.end(), member_pool_.begin() + from, member_pool_.begin() + to);
-    members.resize(first + slots);
-    state.first_slot = first;
-    state.slot_count = slots;
-  }
-  member_pool_ = std::move(members);
-  dead_slots_ = 0;
 }
 
 }  // namespace cs::net

@@ -13,7 +13,7 @@ namespace cs::net {
 // A bounding channel: its flows in S are open, every other member is kept.
 void MaxMinSharing::bound(topo::ChannelId channel, double restart_Bps) {
   ChannelState& state = channels_[static_cast<std::size_t>(channel)];
-  const Member* members = member_pool_.data() + state.first_slot;
+  const Member* members = state.members.get();
   std::uint32_t kept = state.member_count;
   std::int32_t open_weight = 0;
   double kept_above_Bps = 0;  // finite load of the kept members at or above the restart level
@@ -62,8 +62,7 @@ void MaxMinSharing::commit() {
     state.unfrozen_weight = 0;  // here: re-solved flows staged so far
     if (!state.crossed) continue;
     const double prefix_load =
-        state.written == 0 ? 0.0
-                           : member_pool_[state.first_slot + state.written - 1].prefix_load_Bps;
+        state.written == 0 ? 0.0 : state.members[state.written - 1].prefix_load_Bps;
     state.frozen_load_Bps = prefix_load;
     state.load_Bps = prefix_load;
   }
@@ -85,8 +84,7 @@ void MaxMinSharing::commit() {
       if (std::isfinite(load)) state.frozen_load_Bps += load;
       state.load_Bps += load;
       const std::uint32_t slot = state.written++;
-      const std::size_t at = state.first_slot + slot;
-      member_pool_[at] = Member{index, use.multiplicity, rate, state.frozen_load_Bps};
+      state.members[slot] = Member{index, use.multiplicity, rate, state.frozen_load_Bps};
       slot_pool_[flow.first_use + u] = slot;
     }
   }
@@ -107,7 +105,7 @@ void MaxMinSharing::commit() {
 // one; if no re-solved rate moved, nothing changes.
 void MaxMinSharing::merge_bounding(topo::ChannelId channel) {
   ChannelState& state = channels_[static_cast<std::size_t>(channel)];
-  const Member* members = member_pool_.data() + state.first_slot;
+  const Member* members = state.members.get();
   const Staged* staged = staged_.data() + (state.first_open - bounding_open_first_);
   const Staged* staged_end = staged + state.open_count;
   std::uint32_t start = state.member_count;
@@ -148,7 +146,7 @@ void MaxMinSharing::merge_bounding(topo::ChannelId channel) {
     if (std::isfinite(load)) state.frozen_load_Bps += load;
     state.load_Bps += load;
     entry.member.prefix_load_Bps = state.frozen_load_Bps;
-    member_pool_[state.first_slot + slot] = entry.member;
+    state.members[slot] = entry.member;
     slot_pool_[flows_[static_cast<std::size_t>(entry.member.flow)].first_use + entry.use_index] =
         slot;
     ++slot;

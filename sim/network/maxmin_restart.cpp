@@ -41,7 +41,7 @@ double MaxMinSharing::restart_level_Bps() {
 
 // The bound for one changed channel, with the flows added on it counted in (count_added_flows()).
 double MaxMinSharing::unmoved_below_Bps(const ChannelState& state) const {
-  const Member* members = member_pool_.data() + state.first_slot;
+  const Member* members = state.members.get();
   std::uint32_t below = state.member_count;
   double level = std::numeric_limits<double>::infinity();
   if (below > 0 && full(state.load_Bps, state.capacity_Bps)) {

@@ -127,7 +127,7 @@ void MaxMinSharing::reach(topo::ChannelId channel, double restart_Bps) {
   state.visit = visit_;
   component_channels_.push_back(channel);
   state.crossed = !narrow_ || state.dirty || state.cross_mark == update_serial_;
-  const Member* members = member_pool_.data() + state.first_slot;
+  const Member* members = state.members.get();
   if (!state.crossed) {
     bounding_channels_.push_back(channel);
     std::uint32_t top = state.member_count;
@@ -262,8 +262,7 @@ void MaxMinSharing::freeze(FlowIndex index, double rate_Bps) {
     state.load_Bps += load;
     state.unfrozen_weight -= use.multiplicity;
     const std::uint32_t slot = state.written++;
-    member_pool_[state.first_slot + slot] =
-        Member{index, use.multiplicity, rate_Bps, state.frozen_load_Bps};
+    state.members[slot] = Member{index, use.multiplicity, rate_Bps, state.frozen_load_Bps};
     slot_pool_[flow.first_use + u] = slot;
   }
 }
