@@ -91,19 +91,19 @@ class MaxMinSharing {
  private:
   // Hot per-channel figures in one record (one cache line). Its members, sorted by rate so that
   // the flows kept by a restart are a prefix whose load is one stored prefix sum, have an
-  // allocation of their own, a power of two of slots: one pool for all of them was one large
+  // allocation of their own (maxmin_members.cpp): one pool for all of them was one large
   // block, allocated afresh and faulted in page by page on every simulation (a 16k-GPU ring
   // all-reduce: 9k page faults, a third of its time), where small blocks are reused by the
   // allocator.
   struct ChannelState {
     double capacity_Bps = 0;
-    double load_Bps = 0;         // sum of multiplicity x rate, as of the last update()
-    double frozen_load_Bps = 0;  // solve scratch: finite load of the flows frozen so far
+    double load_Bps = 0;                // sum of multiplicity x rate, as of the last update()
+    double frozen_load_Bps = 0;         // solve scratch: finite load of the flows frozen so far
+    std::unique_ptr<Member[]> members;  // slots written before they are read
     // Solve scratch: the multiplicity of the flows on it not yet frozen (before the solve, of the
     // flows added since the last update()).
     std::int32_t unfrozen_weight = 0;
-    std::unique_ptr<Member[]> members;  // slots written before they are read
-    std::uint32_t member_count = 0;     // slots in use, removed flows' included until update()
+    std::uint32_t member_count = 0;  // slots in use, removed flows' included until update()
     // Solve scratch: members in their new order so far (before the solve, flows added since the
     // last update(); 0 between updates).
     std::uint32_t written = 0;
@@ -111,11 +111,13 @@ class MaxMinSharing {
     std::uint32_t open_count = 0;
     std::uint32_t visit = 0;       // stamp of the last search that reached it
     std::uint32_t cross_mark = 0;  // serial of the last update() whose narrow search must cross it
-    std::uint8_t slots_log2 = 0;   // 2^slots_log2 slots once `members` is allocated
+    // Once `members` is allocated, it has at least 2^slots_log2 slots (exactly, after a growth).
+    std::uint8_t slots_log2 = 0;
     bool dirty = false;
     bool crossed = false;  // solve scratch: the search crossed it (else it bounds)
     std::uint32_t slot_count() const { return members ? std::uint32_t{1} << slots_log2 : 0; }
   };
+  static_assert(sizeof(ChannelState) <= 64, "a channel's hot figures fit one cache line");
   // A flow's uses and member slots sit in pools, [first_use, first_use + use_count), so a solve
   // walks contiguous memory instead of one allocation per flow.
   struct FlowState {

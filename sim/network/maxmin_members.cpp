@@ -33,18 +33,20 @@ void MaxMinSharing::count_added_flows() {
   });
 }
 
-// Gives every channel with counted flows room for them: one that outgrows its slots moves to the
-// next power of two.
+// Gives every channel with counted flows room for them. A channel without slots gets as many as
+// it needs (a batch of flows all started together, such as a collective's, often never grows);
+// one that outgrows its slots moves to the next power of two, so that growing one flow at a time
+// costs O(1) per flow.
 void MaxMinSharing::reserve_slots() {
   for (topo::ChannelId c : scratch_channels_) {
     ChannelState& state = channels_[static_cast<std::size_t>(c)];
     const std::uint32_t count = state.member_count + state.written;
     if (count <= state.slot_count()) continue;
-    const std::uint32_t slots = std::bit_ceil(count);
+    const std::uint32_t slots = state.members ? std::bit_ceil(count) : count;
     auto grown = std::make_unique_for_overwrite<Member[]>(slots);
     std::copy_n(state.members.get(), state.member_count, grown.get());
     state.members = std::move(grown);
-    state.slots_log2 = static_cast<std::uint8_t>(std::countr_zero(slots));
+    state.slots_log2 = static_cast<std::uint8_t>(std::bit_width(slots) - 1);
   }
 }
 
