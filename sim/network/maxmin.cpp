@@ -54,6 +54,7 @@ MaxMinSharing::FlowIndex MaxMinSharing::add(std::span<const topo::ChannelId> cha
     flow_visit_.push_back(0);
     flow_frozen_.push_back(0);
     flow_new_rate_.push_back(0);
+    flow_rate_Bps_.push_back(0);
   } else {
     index = free_flows_.back();
     free_flows_.pop_back();
@@ -61,7 +62,7 @@ MaxMinSharing::FlowIndex MaxMinSharing::add(std::span<const topo::ChannelId> cha
   const std::vector<ChannelUse> counted = count_channel_uses(channels);
   FlowState& flow = flows_[static_cast<std::size_t>(index)];
   flow.max_rate_Bps = max_rate_Bps;
-  flow.rate_Bps = 0;
+  flow_rate_Bps_[static_cast<std::size_t>(index)] = std::numeric_limits<double>::infinity();
   flow.active = true;
   flow.listed = false;
   flow.first_use = static_cast<std::uint32_t>(use_pool_.size());
@@ -90,7 +91,9 @@ void MaxMinSharing::remove(FlowIndex index) {
   CS_ASSERT(flow.active, "flow " + std::to_string(index) + " removed twice");
   // The restart stays at or below the removed flow's rate, so that its entries lie in the part of
   // the member lists that update() rewrites.
-  if (flow.listed) restart_cap_Bps_ = std::min(restart_cap_Bps_, flow.rate_Bps);
+  if (flow.listed) {
+    restart_cap_Bps_ = std::min(restart_cap_Bps_, flow_rate_Bps_[static_cast<std::size_t>(index)]);
+  }
   for (std::uint32_t u = 0; u < flow.use_count; ++u) {
     const ChannelUse use = use_pool_[flow.first_use + u];
     ChannelState& state = channels_[static_cast<std::size_t>(use.channel)];
@@ -147,7 +150,7 @@ std::span<const MaxMinSharing::FlowIndex> MaxMinSharing::update() {
   for (FlowIndex index : added_without_channels_) {
     FlowState& flow = flows_[static_cast<std::size_t>(index)];
     if (!flow.active || flow.use_count != 0) continue;  // removed (and maybe reused) since
-    flow.rate_Bps = flow.max_rate_Bps;
+    flow_rate_Bps_[static_cast<std::size_t>(index)] = flow.max_rate_Bps;
     component_flows_.push_back(index);
   }
   added_without_channels_.clear();

@@ -54,7 +54,7 @@ class MaxMinSharing {
   // have changed.
   std::span<const topo::ChannelId> updated_channels() const { return component_channels_; }
 
-  double rate_Bps(FlowIndex flow) const { return flows_[static_cast<std::size_t>(flow)].rate_Bps; }
+  double rate_Bps(FlowIndex flow) const { return flow_rate_Bps_[static_cast<std::size_t>(flow)]; }
   std::span<const ChannelUse> uses(FlowIndex flow) const {
     const FlowState& state = flows_[static_cast<std::size_t>(flow)];
     return {use_pool_.data() + state.first_use, state.use_count};
@@ -64,9 +64,8 @@ class MaxMinSharing {
   // member, not parallel arrays of flows, rates and loads: a freeze writes all three at a random
   // place, and one cache line instead of three made a re-solve faster (BM_FlowNetworkChange).
   struct Member {
-    FlowIndex flow;
+    FlowIndex flow;  // its rate: rate_Bps(flow)
     std::int32_t multiplicity;
-    double rate_Bps;         // as of the last update() (infinity for a flow not yet solved)
     double prefix_load_Bps;  // finite load of the channel's members up to this one
   };
   std::span<const Member> members(topo::ChannelId channel) const {
@@ -122,7 +121,6 @@ class MaxMinSharing {
   // walks contiguous memory instead of one allocation per flow.
   struct FlowState {
     double max_rate_Bps = 0;
-    double rate_Bps = 0;
     std::uint32_t first_use = 0;
     std::uint32_t use_count = 0;
     bool active = false;
@@ -154,6 +152,9 @@ class MaxMinSharing {
     return load_Bps >= capacity_Bps * (1 - kFullWithin);
   }
 
+  double member_rate_Bps(const Member& member) const {
+    return flow_rate_Bps_[static_cast<std::size_t>(member.flow)];
+  }
   void mark_dirty(topo::ChannelId channel);
   void count_added_flows();
   bool fresh_batch() const;
@@ -182,6 +183,12 @@ class MaxMinSharing {
   // last update() that reached it, and of the last one that froze it.
   std::vector<std::uint32_t> flow_visit_;
   std::vector<std::uint32_t> flow_frozen_;
+  // Per flow, its rate as of the last update(); infinity from its add() to the update() that
+  // solves it, so that it sorts last in the member lists, and so does a removed flow's entry whose
+  // index a new flow took before the update() that drops the entry. A member's rate is read here
+  // rather than stored with it: 16 instead of 24 bytes per member (a 16k-GPU all-reduce lists
+  // 1.5M members), and the rates of the few thousand flows of a re-solve stay in cache.
+  std::vector<double> flow_rate_Bps_;
   std::vector<double> flow_new_rate_;  // narrow solve scratch: the rate it froze at
   std::vector<ChannelUse> use_pool_;
   std::vector<std::uint32_t> slot_pool_;  // per use: the flow's slot in the channel's members
@@ -204,6 +211,7 @@ class MaxMinSharing {
   std::vector<FlowIndex> freeze_order_;
   struct Staged {  // a member on its way into a bounding channel's list
     Member member;
+    double rate_Bps;          // its flow's new rate (rate_Bps() changes once the lists are done)
     std::uint32_t use_index;  // the channel's place among the flow's uses
   };
   // Per bounding channel, its re-solved members: like open_flows_, less the crossed channels'

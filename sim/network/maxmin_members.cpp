@@ -50,8 +50,8 @@ void MaxMinSharing::reserve_slots() {
   }
 }
 
-// Lists the counted flows at the end of their channels' members (they have no rate yet, so they
-// sort last).
+// Lists the counted flows at the end of their channels' members (their rate is infinity until
+// solved, so they sort last).
 void MaxMinSharing::list_added_flows() {
   reserve_slots();
   for (topo::ChannelId c : scratch_channels_) channels_[static_cast<std::size_t>(c)].written = 0;
@@ -62,8 +62,7 @@ void MaxMinSharing::list_added_flows() {
       const ChannelUse use = use_pool_[flow.first_use + u];
       ChannelState& state = channels_[static_cast<std::size_t>(use.channel)];
       const std::uint32_t slot = state.member_count++;
-      state.members[slot] =
-          Member{index, use.multiplicity, std::numeric_limits<double>::infinity(), 0.0};
+      state.members[slot] = Member{index, use.multiplicity, 0.0};
       slot_pool_[flow.first_use + u] = slot;
     }
   }

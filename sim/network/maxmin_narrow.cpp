@@ -19,15 +19,16 @@ void MaxMinSharing::bound(topo::ChannelId channel, double restart_Bps) {
   double kept_above_Bps = 0;  // finite load of the kept members at or above the restart level
   double kept_top_Bps = 0;    // the highest rate among them
   state.first_open = static_cast<std::uint32_t>(open_flows_.size());
-  while (kept > 0 && members[kept - 1].rate_Bps >= restart_Bps) {
+  while (kept > 0 && member_rate_Bps(members[kept - 1]) >= restart_Bps) {
     const Member member = members[--kept];
     if (flow_visit_[static_cast<std::size_t>(member.flow)] == visit_) {
       open_flows_.push_back(member.flow);
       open_weight += member.multiplicity;
     } else {
-      const double load = member.multiplicity * member.rate_Bps;
+      const double rate = member_rate_Bps(member);
+      const double load = member.multiplicity * rate;
       if (std::isfinite(load)) kept_above_Bps += load;
-      kept_top_Bps = std::max(kept_top_Bps, member.rate_Bps);
+      kept_top_Bps = std::max(kept_top_Bps, rate);
     }
   }
   bounding_kept_top_Bps_.push_back(kept_top_Bps);
@@ -68,23 +69,22 @@ void MaxMinSharing::commit() {
   }
   staged_.resize(open_flows_.size() - bounding_open_first_);
   for (FlowIndex index : freeze_order_) {
-    FlowState& flow = flows_[static_cast<std::size_t>(index)];
+    const FlowState& flow = flows_[static_cast<std::size_t>(index)];
     const double rate = flow_new_rate_[static_cast<std::size_t>(index)];
-    flow.rate_Bps = rate;
     for (std::uint32_t u = 0; u < flow.use_count; ++u) {
       const ChannelUse use = use_pool_[flow.first_use + u];
       ChannelState& state = channels_[static_cast<std::size_t>(use.channel)];
       if (!state.crossed) {
         staged_[state.first_open - bounding_open_first_ +
                 static_cast<std::uint32_t>(state.unfrozen_weight++)] =
-            Staged{Member{index, use.multiplicity, rate, 0.0}, u};
+            Staged{Member{index, use.multiplicity, 0.0}, rate, u};
         continue;
       }
       const double load = use.multiplicity * rate;
       if (std::isfinite(load)) state.frozen_load_Bps += load;
       state.load_Bps += load;
       const std::uint32_t slot = state.written++;
-      state.members[slot] = Member{index, use.multiplicity, rate, state.frozen_load_Bps};
+      state.members[slot] = Member{index, use.multiplicity, state.frozen_load_Bps};
       slot_pool_[flow.first_use + u] = slot;
     }
   }
@@ -96,6 +96,11 @@ void MaxMinSharing::commit() {
       merge_bounding(c);
     }
     state.written = 0;
+  }
+  // Last, since the merges compare the re-solved flows' old rates with their new ones.
+  for (FlowIndex index : freeze_order_) {
+    flow_rate_Bps_[static_cast<std::size_t>(index)] =
+        flow_new_rate_[static_cast<std::size_t>(index)];
   }
 }
 
@@ -114,19 +119,20 @@ void MaxMinSharing::merge_bounding(topo::ChannelId channel) {
     const FlowState& flow = flows_[static_cast<std::size_t>(entry->member.flow)];
     const std::uint32_t old_slot = slot_pool_[flow.first_use + entry->use_index];
     start = std::min(start, old_slot);
-    moved = moved || members[old_slot].rate_Bps != entry->member.rate_Bps;
+    moved = moved || member_rate_Bps(members[old_slot]) != entry->rate_Bps;
   }
   if (!moved) return;
   // Staged in the order they froze, so the first has the lowest rate.
-  const Member* first_above =
-      std::lower_bound(members + state.written, members + start, staged->member.rate_Bps,
-                       [](const Member& x, double rate_Bps) { return x.rate_Bps < rate_Bps; });
+  const Member* first_above = std::lower_bound(
+      members + state.written, members + start, staged->rate_Bps,
+      [this](const Member& x, double rate_Bps) { return member_rate_Bps(x) < rate_Bps; });
   start = static_cast<std::uint32_t>(first_above - members);
   merged_.clear();
   for (std::uint32_t i = start; i < state.member_count; ++i) {
     const Member member = members[i];
     if (flow_visit_[static_cast<std::size_t>(member.flow)] == visit_) continue;  // re-solved
-    for (; staged != staged_end && staged->member.rate_Bps < member.rate_Bps; ++staged) {
+    const double rate = member_rate_Bps(member);
+    for (; staged != staged_end && staged->rate_Bps < rate; ++staged) {
       merged_.push_back(*staged);
     }
     const FlowState& flow = flows_[static_cast<std::size_t>(member.flow)];
@@ -134,7 +140,7 @@ void MaxMinSharing::merge_bounding(topo::ChannelId channel) {
     const ChannelUse* use =
         std::lower_bound(uses_begin, uses_begin + flow.use_count, channel,
                          [](const ChannelUse& x, topo::ChannelId c) { return x.channel < c; });
-    merged_.push_back(Staged{member, static_cast<std::uint32_t>(use - uses_begin)});
+    merged_.push_back(Staged{member, rate, static_cast<std::uint32_t>(use - uses_begin)});
   }
   merged_.insert(merged_.end(), staged, staged_end);
   // Members below `start` have finite rates (below a re-solved one), so their load is the prefix.
@@ -142,7 +148,7 @@ void MaxMinSharing::merge_bounding(topo::ChannelId channel) {
   state.load_Bps = state.frozen_load_Bps;
   std::uint32_t slot = start;
   for (Staged entry : merged_) {
-    const double load = entry.member.multiplicity * entry.member.rate_Bps;
+    const double load = entry.member.multiplicity * entry.rate_Bps;
     if (std::isfinite(load)) state.frozen_load_Bps += load;
     state.load_Bps += load;
     entry.member.prefix_load_Bps = state.frozen_load_Bps;

@@ -45,13 +45,14 @@ double MaxMinSharing::unmoved_below_Bps(const ChannelState& state) const {
   std::uint32_t below = state.member_count;
   double level = std::numeric_limits<double>::infinity();
   if (below > 0 && full(state.load_Bps, state.capacity_Bps)) {
-    level = members[below - 1].rate_Bps;
+    level = member_rate_Bps(members[below - 1]);
   }
   if (state.written == 0 || !std::isfinite(state.capacity_Bps)) return level;
   // Weight rising with the level above the crossing: the added flows and the members above it.
   auto above = static_cast<double>(state.unfrozen_weight);
-  while (below > 0 && !(members[below - 1].prefix_load_Bps + members[below - 1].rate_Bps * above <
-                        state.capacity_Bps)) {
+  while (below > 0 &&
+         !(members[below - 1].prefix_load_Bps + member_rate_Bps(members[below - 1]) * above <
+           state.capacity_Bps)) {
     --below;
     above += members[below].multiplicity;
   }

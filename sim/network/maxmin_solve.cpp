@@ -132,14 +132,16 @@ void MaxMinSharing::reach(topo::ChannelId channel, double restart_Bps) {
     bounding_channels_.push_back(channel);
     std::uint32_t top = state.member_count;
     if (top == 0 || !full(state.load_Bps, state.capacity_Bps)) return;
-    const double top_Bps = std::max(restart_Bps, members[top - 1].rate_Bps * (1 - kFullWithin));
-    for (; top > 0 && members[top - 1].rate_Bps >= top_Bps; --top) discover(members[top - 1].flow);
+    const double top_Bps =
+        std::max(restart_Bps, member_rate_Bps(members[top - 1]) * (1 - kFullWithin));
+    for (; top > 0 && member_rate_Bps(members[top - 1]) >= top_Bps; --top)
+      discover(members[top - 1].flow);
     return;
   }
   std::uint32_t kept = state.member_count;
   std::int32_t open_weight = 0;
   state.first_open = static_cast<std::uint32_t>(open_flows_.size());
-  while (kept > 0 && members[kept - 1].rate_Bps >= restart_Bps) {
+  while (kept > 0 && member_rate_Bps(members[kept - 1]) >= restart_Bps) {
     const Member member = members[--kept];
     if (member.multiplicity == 0) continue;  // removed since the last update
     open_flows_.push_back(member.flow);
@@ -253,7 +255,7 @@ void MaxMinSharing::freeze(FlowIndex index, double rate_Bps) {
     }
     return;
   }
-  flow.rate_Bps = rate_Bps;
+  flow_rate_Bps_[static_cast<std::size_t>(index)] = rate_Bps;
   for (std::uint32_t u = 0; u < flow.use_count; ++u) {
     const ChannelUse use = use_pool_[flow.first_use + u];
     ChannelState& state = channels_[static_cast<std::size_t>(use.channel)];
@@ -262,7 +264,7 @@ void MaxMinSharing::freeze(FlowIndex index, double rate_Bps) {
     state.load_Bps += load;
     state.unfrozen_weight -= use.multiplicity;
     const std::uint32_t slot = state.written++;
-    state.members[slot] = Member{index, use.multiplicity, rate_Bps, state.frozen_load_Bps};
+    state.members[slot] = Member{index, use.multiplicity, state.frozen_load_Bps};
     slot_pool_[flow.first_use + u] = slot;
   }
 }

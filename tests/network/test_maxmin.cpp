@@ -235,7 +235,7 @@ std::vector<double> run_batches(std::uint32_t seed, std::size_t narrow_search_li
     for (int c = 0; c < channel_count; ++c) {  // every channel's members sorted by rate
       const auto members = sharing.members(c);
       for (std::size_t m = 1; m < members.size(); ++m) {
-        REQUIRE(members[m - 1].rate_Bps <= members[m].rate_Bps);
+        REQUIRE(sharing.rate_Bps(members[m - 1].flow) <= sharing.rate_Bps(members[m].flow));
       }
     }
   }
