@@ -1,6 +1,7 @@
 // Speed of the engine and the network model: events per second of the bare event queue, the
-// max-min solver, and FlowNetwork re-solves with 1k, 10k and 100k concurrent flows on the
-// 1,024-GPU fat tree (topologies/dgx-h100-128node-fattree.yaml).
+// max-min solver (one-shot solves, and a ring collective's few long flows), and FlowNetwork
+// re-solves with 1k, 10k and 100k concurrent flows on the 1,024-GPU fat tree
+// (topologies/dgx-h100-128node-fattree.yaml).
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -116,6 +117,48 @@ void BM_MaxMinSolve(benchmark::State& state) {
   state.counters["flows"] = static_cast<double>(n);
 }
 BENCHMARK(BM_MaxMinSolve)->Arg(1'000)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMillisecond);
+
+// The shape of a ring collective: `range(0)` rings, each one flow over all 1,024 GPUs of the fat
+// tree (servers in order, the GPUs of each server rotated by the ring's number, so rings leave
+// their servers through different NICs), all started together and all drained together. Each
+// iteration builds the sharing afresh, as a simulated collective does: add, solve, remove, solve.
+void BM_MaxMinRings(benchmark::State& state) {
+  const auto ring_count = static_cast<std::size_t>(state.range(0));
+  FatTree& tree = FatTree::get(0);
+  const std::vector<int>& ranks = tree.cluster.ranks;  // server by server, 8 GPUs each
+  const std::size_t per_server = 8;
+  std::vector<std::vector<cs::topo::ChannelId>> rings(ring_count);
+  for (std::size_t r = 0; r < ring_count; ++r) {
+    std::vector<int> order;
+    for (std::size_t first = 0; first < ranks.size(); first += per_server) {
+      for (std::size_t g = 0; g < per_server; ++g) {
+        order.push_back(ranks[first + (g + r) % per_server]);
+      }
+    }
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      const auto route = tree.graph->route(order[i], order[(i + 1) % order.size()]).channels;
+      rings[r].insert(rings[r].end(), route.begin(), route.end());
+    }
+  }
+  std::vector<double> capacity;
+  for (int c = 0; c < tree.graph->channel_count(); ++c) {
+    capacity.push_back(tree.graph->capacity_Bps(c));
+  }
+  std::size_t uses = 0;
+  for (auto _ : state) {
+    cs::net::MaxMinSharing sharing(capacity);
+    std::vector<cs::net::MaxMinSharing::FlowIndex> flows;
+    for (const auto& ring : rings) flows.push_back(sharing.add(ring));
+    sharing.update();
+    benchmark::DoNotOptimize(sharing.rate_Bps(flows.front()));
+    uses = 0;
+    for (auto flow : flows) uses += sharing.uses(flow).size();
+    for (auto flow : flows) sharing.remove(flow);
+    sharing.update();
+  }
+  state.counters["channel_uses"] = static_cast<double>(uses);
+}
+BENCHMARK(BM_MaxMinRings)->Arg(32)->Unit(benchmark::kMillisecond);
 
 // N long flows in flight; each iteration starts one short flow between a random pair, which joins
 // the component of (nearly) all N, and runs until it has drained: two re-solves per iteration
