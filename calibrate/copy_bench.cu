@@ -234,9 +234,8 @@ void add_peer_copies(cs_cal::Harness& harness, const std::shared_ptr<Node>& node
 
 void setup(const cs_cal::Options& options, cs_cal::Harness& harness) {
   const int count = cs_cal::require_gpus(1);
-  const auto max_bytes = static_cast<size_t>(options.integer("max-bytes"));
-  const auto sizes =
-      cs_cal::geometric_sizes(static_cast<size_t>(options.integer("min-bytes")), max_bytes, 4);
+  const auto max_bytes = options.count("max-bytes");
+  const auto sizes = cs_cal::geometric_sizes(options.count("min-bytes"), max_bytes, 4);
   if (sizes.empty()) throw cs_cal::DeviceError("empty size sweep: --min-bytes exceeds --max-bytes");
   auto node = std::make_shared<Node>();
   for (int g = 0; g < count; ++g) node->gpus.push_back(std::make_unique<GpuSide>(g, sizes.back()));

@@ -188,7 +188,7 @@ void setup(const cs_cal::Options& options, cs_cal::Harness& harness) {
     max_elements =
         std::max({max_elements, size_t(s.m) * s.k, size_t(s.k) * s.n, size_t(s.m) * s.n});
   }
-  const auto membw_max = static_cast<size_t>(options.integer("membw-max-bytes"));
+  const auto membw_max = options.count("membw-max-bytes");
   max_elements = std::max(max_elements, membw_max / 4);
   auto gpu = std::make_shared<Gpu>(max_elements);
   add_gemms(harness, gpu, shapes);

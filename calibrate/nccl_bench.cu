@@ -294,10 +294,10 @@ void setup(const cs_cal::Options& options, cs_cal::Harness& harness) {
   const int n =
       options.integer("nranks") > 0 ? static_cast<int>(options.integer("nranks")) : visible;
   cs_cal::require_gpus(n);
-  const auto sizes = cs_cal::geometric_sizes(static_cast<size_t>(options.integer("min-bytes")),
-                                             static_cast<size_t>(options.integer("max-bytes")), 2);
+  const auto sizes =
+      cs_cal::geometric_sizes(options.count("min-bytes"), options.count("max-bytes"), 2);
   if (sizes.empty()) throw cs_cal::DeviceError("empty size sweep: --min-bytes exceeds --max-bytes");
-  const auto offset = static_cast<size_t>(options.integer("chunk-offset-elements"));
+  const auto offset = options.count("chunk-offset-elements");
   auto clique = std::make_shared<Clique>(n, sizes.back() + offset * kFloat * n);
   check_allreduce(*clique);
   for (const std::string& name : split_commas(options.text("ops"))) {
@@ -305,8 +305,7 @@ void setup(const cs_cal::Options& options, cs_cal::Harness& harness) {
     for (const OpSpec& op : kOps) {
       if (name != op.name) continue;
       known = true;
-      add_points(harness, clique, op, sizes,
-                 static_cast<size_t>(options.integer("gated-max-bytes")), offset);
+      add_points(harness, clique, op, sizes, options.count("gated-max-bytes"), offset);
     }
     if (!known)
       throw cs_cal::DeviceError(

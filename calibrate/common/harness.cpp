@@ -73,6 +73,13 @@ long long Options::integer(const std::string& key) const {
   throw UsageError("option --" + key + "=" + value + ": expected an integer");
 }
 
+size_t Options::count(const std::string& key) const {
+  const long long number = integer(key);
+  if (number < 0)
+    throw UsageError("option --" + key + "=" + text(key) + ": expected a count, 0 or more");
+  return static_cast<size_t>(number);
+}
+
 size_t Harness::run_and_write(const std::string& out_path) {
   std::map<std::string, int> seen;
   for (const Point& point : points_) {

@@ -31,6 +31,8 @@ class Options {
   void parse(int& argc, char** argv);
   const std::string& text(const std::string& key) const;
   long long integer(const std::string& key) const;
+  // A byte count or an element count: an integer >= 0, else UsageError naming the option.
+  size_t count(const std::string& key) const;
 
  private:
   std::map<std::string, std::string> values_;
