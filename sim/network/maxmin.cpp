@@ -110,22 +110,28 @@ void MaxMinSharing::remove(FlowIndex index) {
   if (dead_uses_ > 4096 && dead_uses_ > use_pool_.size() / 2) compact_uses();
 }
 
-// Drops the pool entries of removed flows, keeping live flows' entries in flow index order.
+// Drops the pool entries of removed flows in place, sliding live flows' entries down in their
+// pool order: new pools would be fresh memory, faulted in page by page, several times over while
+// a collective's flows drain.
 void MaxMinSharing::compact_uses() {
-  std::vector<ChannelUse> uses;
-  std::vector<std::uint32_t> slots;
-  uses.reserve(use_pool_.size() - dead_uses_);
-  slots.reserve(use_pool_.size() - dead_uses_);
-  for (FlowState& flow : flows_) {
-    const auto first = static_cast<std::uint32_t>(uses.size());
-    for (std::uint32_t u = 0; u < flow.use_count; ++u) {
-      uses.push_back(use_pool_[flow.first_use + u]);
-      slots.push_back(slot_pool_[flow.first_use + u]);
-    }
-    flow.first_use = first;
+  std::vector<FlowIndex> live;
+  for (std::size_t f = 0; f < flows_.size(); ++f) {
+    if (flows_[f].use_count > 0) live.push_back(static_cast<FlowIndex>(f));
   }
-  use_pool_ = std::move(uses);
-  slot_pool_ = std::move(slots);
+  std::sort(live.begin(), live.end(), [this](FlowIndex x, FlowIndex y) {
+    return flows_[static_cast<std::size_t>(x)].first_use <
+           flows_[static_cast<std::size_t>(y)].first_use;
+  });
+  std::uint32_t next = 0;
+  for (FlowIndex index : live) {
+    FlowState& flow = flows_[static_cast<std::size_t>(index)];
+    std::copy_n(use_pool_.begin() + flow.first_use, flow.use_count, use_pool_.begin() + next);
+    std::copy_n(slot_pool_.begin() + flow.first_use, flow.use_count, slot_pool_.begin() + next);
+    flow.first_use = next;
+    next += flow.use_count;
+  }
+  use_pool_.resize(next);
+  slot_pool_.resize(next);
   dead_uses_ = 0;
 }
 
