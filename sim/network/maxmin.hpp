@@ -8,10 +8,8 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
-#include <new>
 #include <optional>
 #include <span>
-#include <utility>
 #include <vector>
 
 #include "network/quaternary_heap.hpp"
@@ -61,8 +59,8 @@ class MaxMinSharing {
   }
   // The flows on a channel, in ascending order of rate, as of the last update(): flows added since
   // are not listed yet, and flows removed since stay listed with multiplicity 0. One record per
-  // member, not parallel arrays of flows, rates and loads: a freeze writes all three at a random
-  // place, and one cache line instead of three made a re-solve faster (BM_FlowNetworkChange).
+  // member, not parallel arrays of flows and loads: a freeze writes both at a random place, and
+  // one cache line instead of several made a re-solve faster (BM_FlowNetworkChange).
   struct Member {
     FlowIndex flow;  // its rate: rate_Bps(flow)
     std::int32_t multiplicity;
