@@ -47,6 +47,16 @@ Measurements simulated(const topo::ClusterGraph& graph, const coll::NcclParams& 
   return m;
 }
 
+// The truth every case starts from: Hopper's priors with 20 GB/s per channel and a multi-peer
+// latency of 10 us; every point is fitted (no holdout).
+coll::NcclParams p2p_truth() {
+  coll::NcclParams truth = coll::nccl_priors(coll::GpuArch::hopper);
+  truth.p2p_per_channel_GBps = 20.0;
+  truth.p2p_multi_peer_latency_us = 10.0;
+  return truth;
+}
+const Split kNoHoldout{{}, SizeHoldout::none};
+
 }  // namespace
 
 // Truth: one-peer latency 11.8 us (Ring Simple base 8.4 + NVLink hop 3.4), multi-peer latency
@@ -55,13 +65,10 @@ Measurements simulated(const topo::ClusterGraph& graph, const coll::NcclParams& 
 TEST_CASE("the p2p fit recovers the per-channel rate and latencies it was simulated with") {
   const topo::Cluster cluster = topo::load_cluster(kRoot + "/topologies/h200-4gpu.yaml");
   const topo::ClusterGraph graph(cluster);
-  coll::NcclParams truth = coll::nccl_priors(coll::GpuArch::hopper);
-  truth.p2p_per_channel_GBps = 20.0;
-  truth.p2p_multi_peer_latency_us = 10.0;
-  const Split no_holdout{{}, SizeHoldout::none};
+  const coll::NcclParams truth = p2p_truth();
   for (const std::string op : {"sendrecv", "alltoall"}) {
     CAPTURE(op);
-    const NcclFit fit = fit_nccl_p2p(simulated(graph, truth, op), no_holdout, graph, op);
+    const NcclFit fit = fit_nccl_p2p(simulated(graph, truth, op), kNoHoldout, graph, op);
     REQUIRE(fit.configs.size() == 1);
     const int r = coll::index_of(coll::Algo::ring);
     const int s = coll::index_of(coll::Proto::simple);
@@ -82,12 +89,9 @@ TEST_CASE("the p2p fit finds the NVLink rate NCCL's kernels get") {
   }
   const topo::ClusterGraph truth_graph(slower);
   const topo::ClusterGraph graph(written);
-  coll::NcclParams truth = coll::nccl_priors(coll::GpuArch::hopper);
-  truth.p2p_per_channel_GBps = 20.0;
-  truth.p2p_multi_peer_latency_us = 10.0;
-  const Split no_holdout{{}, SizeHoldout::none};
+  const coll::NcclParams truth = p2p_truth();
   const NcclFit fit =
-      fit_nccl_p2p(simulated(truth_graph, truth, "sendrecv"), no_holdout, graph, "sendrecv");
+      fit_nccl_p2p(simulated(truth_graph, truth, "sendrecv"), kNoHoldout, graph, "sendrecv");
   CHECK(fit.p2p_nvlink_efficiency == doctest::Approx(0.80).epsilon(1e-9));
   CHECK(fit.params.p2p_per_channel_GBps == doctest::Approx(20.0).epsilon(1e-3));
   CHECK(fit.configs[0].max_rel_error < 1e-3);
@@ -99,14 +103,11 @@ TEST_CASE("the p2p fit finds the NVLink rate NCCL's kernels get") {
 TEST_CASE("the p2p fit recovers the misaligned per-channel rate and GPU cap") {
   const topo::Cluster cluster = topo::load_cluster(kRoot + "/topologies/h200-4gpu.yaml");
   const topo::ClusterGraph graph(cluster);
-  coll::NcclParams truth = coll::nccl_priors(coll::GpuArch::hopper);
-  truth.p2p_per_channel_GBps = 20.0;
-  truth.p2p_multi_peer_latency_us = 10.0;
+  coll::NcclParams truth = p2p_truth();
   truth.p2p_unaligned_per_channel_GBps = 6.5;
   truth.p2p_unaligned_gpu_GBps = 140.0;
-  const Split no_holdout{{}, SizeHoldout::none};
   const NcclFit fit =
-      fit_nccl_p2p(simulated(graph, truth, "alltoall", true), no_holdout, graph, "alltoall");
+      fit_nccl_p2p(simulated(graph, truth, "alltoall", true), kNoHoldout, graph, "alltoall");
   CHECK(fit.params.p2p_unaligned_per_channel_GBps == doctest::Approx(6.5));
   CHECK(fit.params.p2p_unaligned_gpu_GBps == doctest::Approx(140.0));
   CHECK(fit.params.p2p_per_channel_GBps == doctest::Approx(20.0).epsilon(1e-3));

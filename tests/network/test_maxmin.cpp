@@ -16,6 +16,49 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+// Flows in flight under random changes, with the paths and caps a one-shot solve needs.
+struct RandomFlows {
+  std::vector<MaxMinSharing::FlowIndex> live;
+  std::vector<std::vector<topo::ChannelId>> paths;
+  std::vector<double> caps;
+
+  // One time in three (when any is live) removes a random flow; otherwise adds one over 1 to
+  // `max_hops` random channels (repeats possible), capped one time in four.
+  void change(std::mt19937& rng, MaxMinSharing& sharing, int channel_count, int max_hops) {
+    if (!live.empty() && rng() % 3 == 0) {
+      const std::size_t victim = rng() % live.size();
+      sharing.remove(live[victim]);
+      live.erase(live.begin() + static_cast<std::ptrdiff_t>(victim));
+      paths.erase(paths.begin() + static_cast<std::ptrdiff_t>(victim));
+      caps.erase(caps.begin() + static_cast<std::ptrdiff_t>(victim));
+      return;
+    }
+    std::vector<topo::ChannelId> path;
+    const int length = 1 + static_cast<int>(rng() % static_cast<unsigned>(max_hops));
+    for (int h = 0; h < length; ++h)
+      path.push_back(static_cast<topo::ChannelId>(rng() % channel_count));
+    const double cap = rng() % 4 == 0 ? 1.0 + (rng() % 500) / 10.0 : kInf;
+    live.push_back(sharing.add(path, cap));
+    paths.push_back(path);
+    caps.push_back(cap);
+  }
+
+  // After an update: max-min optimal, and every rate equal to a one-shot solve's to 1e-9
+  // (infinite rates exactly).
+  void check(const MaxMinSharing& sharing, const std::vector<double>& capacity) const {
+    test::check_max_min(sharing, live, caps);
+    const auto fresh = max_min_rates(capacity, paths, caps);
+    for (std::size_t i = 0; i < live.size(); ++i) {
+      const double rate = sharing.rate_Bps(live[i]);
+      if (std::isinf(fresh[i])) {
+        REQUIRE(rate == fresh[i]);
+      } else {
+        REQUIRE(rate == doctest::Approx(fresh[i]).epsilon(1e-9));
+      }
+    }
+  }
+};
+
 // Rates in these tests are in GB/s-like round numbers; the solver is unit-agnostic.
 TEST_CASE("one flow on one channel gets the whole channel") {
   // capacity 100, one flow: level rises to 100 / 1.
@@ -148,32 +191,11 @@ TEST_CASE("random flow sets: feasible, max-min optimal, incremental equals one-s
     std::vector<double> capacity;
     for (int c = 0; c < channel_count; ++c) capacity.push_back(1.0 + (rng() % 1000) / 10.0);
     MaxMinSharing sharing(capacity);
-    std::vector<MaxMinSharing::FlowIndex> live;
-    std::vector<std::vector<topo::ChannelId>> paths;
-    std::vector<double> caps;
+    RandomFlows flows;
     for (int step = 0; step < 60; ++step) {
-      if (!live.empty() && rng() % 3 == 0) {  // remove a random flow
-        const std::size_t victim = rng() % live.size();
-        sharing.remove(live[victim]);
-        live.erase(live.begin() + static_cast<std::ptrdiff_t>(victim));
-        paths.erase(paths.begin() + static_cast<std::ptrdiff_t>(victim));
-        caps.erase(caps.begin() + static_cast<std::ptrdiff_t>(victim));
-      } else {  // add a flow over 1..4 random channels, repeats possible, sometimes capped
-        std::vector<topo::ChannelId> path;
-        const int length = 1 + static_cast<int>(rng() % 4);
-        for (int h = 0; h < length; ++h)
-          path.push_back(static_cast<topo::ChannelId>(rng() % channel_count));
-        const double cap = rng() % 4 == 0 ? 1.0 + (rng() % 500) / 10.0 : kInf;
-        live.push_back(sharing.add(path, cap));
-        paths.push_back(path);
-        caps.push_back(cap);
-      }
+      flows.change(rng, sharing, channel_count, 4);
       sharing.update();
-      test::check_max_min(sharing, live, caps);
-      const auto fresh = max_min_rates(capacity, paths, caps);
-      for (std::size_t i = 0; i < live.size(); ++i) {
-        REQUIRE(sharing.rate_Bps(live[i]) == doctest::Approx(fresh[i]).epsilon(1e-9));
-      }
+      flows.check(sharing, capacity);
     }
   }
 }
@@ -196,42 +218,14 @@ std::vector<double> run_batches(std::uint32_t seed, std::size_t narrow_search_li
   }
   MaxMinSharing sharing(capacity);
   sharing.set_narrow_search_limit(narrow_search_limit);
-  std::vector<MaxMinSharing::FlowIndex> live;
-  std::vector<std::vector<topo::ChannelId>> paths;
-  std::vector<double> caps;
+  RandomFlows flows;
   std::vector<double> history;
   for (int step = 0; step < 40; ++step) {
     const int changes = 1 + static_cast<int>(rng() % 5);
-    for (int change = 0; change < changes; ++change) {
-      if (!live.empty() && rng() % 3 == 0) {
-        const std::size_t victim = rng() % live.size();
-        sharing.remove(live[victim]);
-        live.erase(live.begin() + static_cast<std::ptrdiff_t>(victim));
-        paths.erase(paths.begin() + static_cast<std::ptrdiff_t>(victim));
-        caps.erase(caps.begin() + static_cast<std::ptrdiff_t>(victim));
-      } else {
-        std::vector<topo::ChannelId> path;
-        const int length = 1 + static_cast<int>(rng() % 5);
-        for (int h = 0; h < length; ++h)
-          path.push_back(static_cast<topo::ChannelId>(rng() % channel_count));
-        const double cap = rng() % 4 == 0 ? 1.0 + (rng() % 500) / 10.0 : kInf;
-        live.push_back(sharing.add(path, cap));
-        paths.push_back(path);
-        caps.push_back(cap);
-      }
-    }
+    for (int change = 0; change < changes; ++change) flows.change(rng, sharing, channel_count, 5);
     sharing.update();
-    test::check_max_min(sharing, live, caps);
-    const auto fresh = max_min_rates(capacity, paths, caps);
-    for (std::size_t i = 0; i < live.size(); ++i) {
-      const double rate = sharing.rate_Bps(live[i]);
-      if (std::isinf(fresh[i])) {
-        REQUIRE(rate == fresh[i]);
-      } else {
-        REQUIRE(rate == doctest::Approx(fresh[i]).epsilon(1e-9));
-      }
-      history.push_back(rate);
-    }
+    flows.check(sharing, capacity);
+    for (const auto flow : flows.live) history.push_back(sharing.rate_Bps(flow));
     for (int c = 0; c < channel_count; ++c) {  // every channel's members sorted by rate
       const auto members = sharing.members(c);
       for (std::size_t m = 1; m < members.size(); ++m) {
