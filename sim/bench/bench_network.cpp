@@ -118,6 +118,33 @@ void BM_MaxMinSolve(benchmark::State& state) {
 }
 BENCHMARK(BM_MaxMinSolve)->Arg(1'000)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMillisecond);
 
+// The solver alone under the change BM_FlowNetworkChange makes: N flows in flight, then per
+// iteration one flow between a random pair added (update) and removed again (update). No bytes,
+// drain times or channel accounts: the rate update's own cost, two updates per iteration.
+void BM_MaxMinChange(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  FatTree& tree = FatTree::get(n + 1024);
+  std::vector<double> capacity;
+  for (int c = 0; c < tree.graph->channel_count(); ++c) {
+    capacity.push_back(tree.graph->capacity_Bps(c));
+  }
+  cs::net::MaxMinSharing sharing(capacity);
+  for (std::size_t i = 0; i < n; ++i) sharing.add(tree.routes[i]);
+  sharing.update();
+  std::size_t next = n;
+  std::uint64_t resolved = 0;
+  for (auto _ : state) {
+    const auto probe = sharing.add(tree.routes[next]);
+    resolved += sharing.update().size();
+    sharing.remove(probe);
+    resolved += sharing.update().size();
+    next = next + 1 < tree.routes.size() ? next + 1 : n;
+  }
+  state.counters["flows_per_update"] =
+      static_cast<double>(resolved) / (2.0 * static_cast<double>(state.iterations()));
+}
+BENCHMARK(BM_MaxMinChange)->Arg(1'000)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMicrosecond);
+
 // The shape of a ring collective: `range(0)` rings, each one flow over all 1,024 GPUs of the fat
 // tree (servers in order, the GPUs of each server rotated by the ring's number, so rings leave
 // their servers through different NICs), all started together and all drained together. Each
