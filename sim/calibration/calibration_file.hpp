@@ -46,8 +46,9 @@ const NcclFit& nccl_fit_for(const Calibration& calibration, const std::string& o
 
 // The copy fits applied to a cluster: every NVLink link gets efficiency = peer bandwidth / its
 // line rate and latency = peer latency / the links of a peer route; PCIe links the same from the
-// pinned host copies (mean of both directions); each cpu node's pageable staging rate becomes
-// the pageable H2D bandwidth; each GPU model's memory bandwidth twice the device-copy bandwidth
+// pinned host copies (mean of both directions); each cpu node's pageable staging rates become
+// the pageable H2D and D2H bandwidths, and its staging costs their latencies above that PCIe
+// path latency; each GPU model's memory bandwidth twice the device-copy bandwidth
 // (a device copy reads and writes every byte) and its copy latency the device-copy latency. Fits
 // that are absent change nothing.
 void apply_links(const Calibration& calibration, topo::Cluster& cluster);

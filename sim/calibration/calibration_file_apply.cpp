@@ -43,10 +43,21 @@ void apply_links(const Calibration& c, topo::Cluster& cluster) {
     set_kind(cluster, topo::LinkKind::pcie, 0.5 * (h2d->bandwidth_GBps + d2h->bandwidth_GBps),
              0.5 * (h2d->latency_us + d2h->latency_us), host_pcie_hops);
   }
-  if (const CopyFit* pageable = find_copy_fit(c.copies, "h2d_pageable")) {
-    for (topo::Node& n : cluster.nodes) {
-      if (n.kind == topo::NodeKind::cpu) n.pageable_copy_Bps = pageable->bandwidth_GBps * 1e9;
-    }
+  // Pageable copies: each direction's staging rate, and its intercept above the latency the
+  // PCIe path was just given (the staging's own fixed cost; never negative).
+  const double path_latency_us = h2d && d2h ? 0.5 * (h2d->latency_us + d2h->latency_us) : 0.0;
+  const auto staging_cost = [path_latency_us](const CopyFit* pageable) {
+    if (pageable == nullptr || !(path_latency_us > 0)) return TimePs{0};
+    return ps_from_seconds(std::max(0.0, pageable->latency_us - path_latency_us) * 1e-6);
+  };
+  const CopyFit* h2d_pageable = find_copy_fit(c.copies, "h2d_pageable");
+  const CopyFit* d2h_pageable = find_copy_fit(c.copies, "d2h_pageable");
+  for (topo::Node& n : cluster.nodes) {
+    if (n.kind != topo::NodeKind::cpu) continue;
+    if (h2d_pageable) n.pageable_copy_Bps = h2d_pageable->bandwidth_GBps * 1e9;
+    if (d2h_pageable) n.pageable_d2h_copy_Bps = d2h_pageable->bandwidth_GBps * 1e9;
+    n.pageable_h2d_latency = staging_cost(h2d_pageable);
+    n.pageable_d2h_latency = staging_cost(d2h_pageable);
   }
   if (const CopyFit* d2d = find_copy_fit(c.copies, "d2d")) {
     for (topo::GpuModel& m : cluster.gpu_models) {

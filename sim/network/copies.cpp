@@ -31,14 +31,18 @@ FlowSpec along(const topo::Route& route, double bytes) {
   return spec;
 }
 
-// The staging memcpy caps a pageable copy (see HostMemory in copies.hpp).
-void apply_staging(FlowSpec& spec, const topo::Node& cpu, HostMemory memory) {
+// The staging memcpy caps a pageable copy (see HostMemory in copies.hpp), and a calibrated
+// staging cost comes before it.
+void apply_staging(FlowSpec& spec, const topo::Node& cpu, HostMemory memory, bool to_device) {
   if (memory == HostMemory::pinned) return;
   if (!(cpu.pageable_copy_Bps > 0)) {
     throw InputError(cpu.loc, "pageable_copy",
                      "cpu '" + cpu.name + "' has no pageable copy bandwidth for pageable copies");
   }
-  spec.max_rate_Bps = std::min(spec.max_rate_Bps, cpu.pageable_copy_Bps);
+  const double staging_Bps = !to_device && cpu.pageable_d2h_copy_Bps > 0 ? cpu.pageable_d2h_copy_Bps
+                                                                         : cpu.pageable_copy_Bps;
+  spec.max_rate_Bps = std::min(spec.max_rate_Bps, staging_Bps);
+  spec.latency += to_device ? cpu.pageable_h2d_latency : cpu.pageable_d2h_latency;
 }
 
 }  // namespace
@@ -73,7 +77,7 @@ FlowSpec host_copy(const topo::ClusterGraph& graph, int gpu_node, double bytes, 
                    bool to_device) {
   const int cpu = host_cpu_of(graph, gpu_node);
   FlowSpec spec = along(to_device ? graph.route(cpu, gpu_node) : graph.route(gpu_node, cpu), bytes);
-  apply_staging(spec, graph.cluster().nodes[static_cast<std::size_t>(cpu)], memory);
+  apply_staging(spec, graph.cluster().nodes[static_cast<std::size_t>(cpu)], memory, to_device);
   return spec;
 }
 

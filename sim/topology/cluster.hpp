@@ -46,6 +46,12 @@ struct Node {
   // copies pageable memory through its pinned staging buffer (a memcpy on the host).
   double host_memory_bandwidth_Bps = 0;
   double pageable_copy_Bps = 0;
+  // Not in the topology file; set by a calibration (calibration_file_apply.cpp). The staging rate
+  // of device-to-host pageable copies (0: pageable_copy_Bps, both directions alike), and each
+  // direction's fixed cost of staging on top of the PCIe path's latency.
+  double pageable_d2h_copy_Bps = 0;
+  TimePs pageable_h2d_latency = 0;
+  TimePs pageable_d2h_latency = 0;
   SourceLoc loc;
 };
 

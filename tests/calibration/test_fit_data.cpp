@@ -93,10 +93,10 @@ TEST_CASE("calibration beats NCCL's priors on held-out points of every tuned col
   }
 }
 
-TEST_CASE("pinned, peer and device copies: held-out error inside the scatter of identical GPUs") {
+TEST_CASE("pinned, peer, device and D2H pageable copies: held-out error inside the GPUs' scatter") {
   // The data's own spread: at each held-out size, the relative range of the times the GPUs (or
   // GPU pairs) measured; the calibrated median |error| must not exceed the widest of them.
-  for (const char* path : {"h2d_pinned", "d2h_pinned", "peer", "d2d"}) {
+  for (const char* path : {"h2d_pinned", "d2h_pinned", "peer", "d2d", "d2h_pageable"}) {
     std::map<double, std::pair<double, double>> range;  // bytes -> (min, max)
     const int gap = copy_gap(fixture().data, path);
     for (const CopyPoint& c : fixture().data.copies) {

@@ -108,6 +108,25 @@ TEST_CASE("device-to-host goes the other way on the same path") {
   CHECK(done.at(1) == 20 * kPsPerMs + 2 * kPsPerUs);
 }
 
+// A calibration gives device-to-host pageable copies their own staging rate, and each direction
+// a staging cost before the data moves (calibration_file_apply.cpp).
+TEST_CASE("calibrated pageable staging: a rate per direction and a fixed cost") {
+  TwoSocketServer s;
+  topo::Node& cpu0 = s.b.cluster.nodes[static_cast<std::size_t>(s.cpu0)];
+  cpu0.pageable_d2h_copy_Bps = 40 * kGBps;
+  cpu0.pageable_h2d_latency = 3 * kPsPerUs;
+  cpu0.pageable_d2h_latency = 7 * kPsPerUs;
+  const topo::ClusterGraph graph(s.b.cluster);
+  // H2D: 20 GB/s as before, 50 ms, plus 2 us of path and 3 us of staging.
+  // D2H: 40 GB/s (under the 50 GB/s path), 1 GB in 25 ms, plus 2 us of path and 7 us of staging.
+  const auto done = run_all(graph, {host_to_device(graph, s.gpu0, 1e9, HostMemory::pageable),
+                                    device_to_host(graph, s.gpu0, 1e9, HostMemory::pageable)});
+  CHECK(done.at(0) == 50 * kPsPerMs + 5 * kPsPerUs);
+  CHECK(done.at(1) == 25 * kPsPerMs + 9 * kPsPerUs);
+  // Pinned copies are untouched by either.
+  CHECK(device_to_host(graph, s.gpu0, 1e9, HostMemory::pinned).latency == 2 * kPsPerUs);
+}
+
 TEST_CASE("pageable copies need the socket's staging rate") {
   TwoSocketServer s;
   const topo::ClusterGraph graph(s.b.cluster);
