@@ -29,6 +29,13 @@ std::string read_text(const fs::path& path) {
   return cs::test::read_text_file(path.string());
 }
 
+// The 4 x H200 calibration as `clustersim fit` makes it by default (held out: 3 ranks, odd sizes).
+Calibration fit_h200x4(const Measurements& data, const cs::topo::Cluster& cluster) {
+  const cs::topo::ClusterGraph graph(cluster);
+  return fit_calibration(data, default_split(nccl_rank_counts(data)), graph, "h200x4",
+                         "h200-4gpu.yaml");
+}
+
 std::string run(const std::string& command, int& status) {
   const cs::test::CommandResult result = cs::test::run_command(command);
   status = result.status;
@@ -40,9 +47,7 @@ std::string run(const std::string& command, int& status) {
 TEST_CASE("the calibration file round-trips through JSON byte for byte") {
   const Measurements data = read_measurements(kData);
   const cs::topo::Cluster cluster = cs::topo::load_cluster(kTopology);
-  const cs::topo::ClusterGraph graph(cluster);
-  const Calibration c = fit_calibration(data, default_split(nccl_rank_counts(data)), graph,
-                                        "h200x4", "h200-4gpu.yaml");
+  const Calibration c = fit_h200x4(data, cluster);
   const std::string text = calibration_json(c);
   const Calibration back = parse_calibration(text, "roundtrip.json");
   CHECK(calibration_json(back) == text);
@@ -88,9 +93,7 @@ TEST_CASE("a broken calibration file names the key") {
 TEST_CASE("validate has a row per (collective, rank count) of the default runs") {
   const Measurements data = read_measurements(kData);
   const cs::topo::Cluster cluster = cs::topo::load_cluster(kTopology);
-  const cs::topo::ClusterGraph graph(cluster);
-  const Calibration c = fit_calibration(data, default_split(nccl_rank_counts(data)), graph,
-                                        "h200x4", "h200-4gpu.yaml");
+  const Calibration c = fit_h200x4(data, cluster);
   const Validation v = validate(data, cluster, c);
   std::set<std::tuple<std::string, int>> measured;
   for (const NcclPoint& p : data.nccl) {
