@@ -5,6 +5,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <utility>
 
 #include "calibration/calibration_file_nccl.hpp"
 #include "core/atomic_file.hpp"
@@ -73,6 +74,14 @@ json nccl_fit_json(const NcclFit& fit) {
     configs.push_back(cfg);
   }
   j["fits"] = configs;
+  json floors = json::array();
+  for (const HostFloor& f : fit.host_floors.curves) {
+    floors.push_back({{"config", f.config},
+                      {"n_ranks", f.n_ranks},
+                      {"floor_us", f.floor_us},
+                      {"points", f.points}});
+  }
+  j["host_floors"] = floors;
   return j;
 }
 
@@ -100,6 +109,18 @@ NcclFit nccl_fit_from(const Reader& r) {
     fit.rms_rel_error = f.number("rms_rel_error");
     fit.max_rel_error = f.number("max_rel_error");
     out.configs.push_back(fit);
+  }
+  for (const json& v : r.array("host_floors")) {
+    const Reader f = r.child(v, "host_floors[]");
+    const HostFloor floor{f.text("config"), f.integer("n_ranks"), f.number("floor_us"),
+                          f.integer("points")};
+    if (floor.n_ranks < 1) f.fail("n_ranks", "expected a rank count >= 1");
+    if (!(floor.floor_us >= 0)) f.fail("floor_us", "expected a time >= 0");
+    const auto& before = out.host_floors.curves;
+    if (!before.empty() && std::make_pair(floor.config, floor.n_ranks) <=
+                               std::make_pair(before.back().config, before.back().n_ranks))
+      f.fail("n_ranks", "expected curves in (config, n_ranks) order, each once");
+    out.host_floors.curves.push_back(floor);
   }
   return out;
 }

@@ -57,10 +57,11 @@ std::vector<double> fit_free(const std::vector<FitRow>& rows, const std::vector<
   std::vector<std::vector<double>> a(idx.size(), std::vector<double>(idx.size(), 0.0));
   std::vector<double> b(idx.size(), 0.0);
   for (const FitRow& row : rows) {
-    // Row of the scaled system: sum_j (x_j / t / s_j) c'_j = 1.
+    // Row of the scaled system: sum_j (x_j / t / s_j) c'_j = 1 - known / t.
+    const double rhs = 1.0 - row.known / row.t;
     for (std::size_t i = 0; i < idx.size(); ++i) {
       const double xi = row.x[idx[i]] / row.t / scale[i];
-      b[i] += row.weight * xi;
+      b[i] += row.weight * xi * rhs;
       for (std::size_t j = 0; j < idx.size(); ++j)
         a[i][j] += row.weight * xi * row.x[idx[j]] / row.t / scale[j];
     }
@@ -105,7 +106,7 @@ LinearFit fit_relative(const std::vector<FitRow>& rows) {
   fit.points = static_cast<int>(rows.size());
   double sum = 0;
   for (const FitRow& row : rows) {
-    double p = 0;
+    double p = row.known;
     for (std::size_t j = 0; j < k; ++j) p += coef[j] * row.x[j];
     const double e = relative_error(p, row.t);
     sum += e * e;
@@ -120,7 +121,7 @@ LinearFit fit_relative_robust(const std::vector<FitRow>& rows) {
   LinearFit fit = fit_relative(weighted);
   for (int iteration = 0; iteration < 30; ++iteration) {
     for (FitRow& row : weighted) {
-      double p = 0;
+      double p = row.known;
       for (std::size_t j = 0; j < row.x.size(); ++j) p += fit.coef[j] * row.x[j];
       row.weight = 1.0 / std::max(std::fabs(relative_error(p, row.t)), 0.005);
     }
@@ -132,7 +133,7 @@ LinearFit fit_relative_robust(const std::vector<FitRow>& rows) {
   out.max_rel_error = 0;
   double sum = 0;
   for (const FitRow& row : rows) {
-    double p = 0;
+    double p = row.known;
     for (std::size_t j = 0; j < row.x.size(); ++j) p += fit.coef[j] * row.x[j];
     const double e = relative_error(p, row.t);
     sum += e * e;

@@ -1,6 +1,7 @@
 // Least squares in relative error, the fitter's one numerical tool: a measured time t is
-// predicted as a sum of known regressors times unknown non-negative coefficients, and the fit
-// minimizes sum(((prediction - t) / t)^2), so a 10 us point weighs as much as a 10 ms one.
+// predicted as a known part plus a sum of known regressors times unknown non-negative coefficients,
+// and the fit minimizes sum(((prediction - t) / t)^2), so a 10 us point weighs as much as a 10 ms
+// one.
 #pragma once
 
 #include <vector>
@@ -12,6 +13,7 @@ struct FitRow {
   std::vector<double> x;
   double t = 0;
   double weight = 1;  // of this row's squared relative error
+  double known = 0;   // a part of the prediction not fitted: prediction = known + sum(coef x)
 };
 
 struct LinearFit {

@@ -56,11 +56,18 @@ Shapes shapes_for(const topo::ClusterGraph& graph, const std::vector<int>& count
 // bandwidth part of the simulator's own time for the call under the current constants (its time
 // less the tuner's latency). B * busBw is the byte count the simulator moves at busBw (busBw /
 // algBw and the small-message channel shrink included), so the third coefficient is 1 / busBw.
+// Host-paced points the host floor of their collective hides are left out. Host-paced data
+// shows the GPUs' latency nowhere (the floor hides it at every size it would show), so with
+// `fixed_latency` the latency stays the simulator's (NCCL's own figures, which the gated runs
+// match: 7-11 us on 2-4 H200s, calibrate/data/h200x4-run3) and only busBw is fitted.
+using FloorsByOp = std::map<std::string, HostFloors>;
 std::vector<FitRow> rows_for(const Measurements& data, const Split& split, const std::string& only,
-                             Algo algo, Proto proto, Predictor& simulator) {
+                             Algo algo, Proto proto, Predictor& simulator, const FloorsByOp& floors,
+                             bool fixed_latency) {
   std::vector<FitRow> rows;
   for (const NcclPoint& p : data.nccl) {
     if (!only.empty() && p.op != only) continue;
+    if (!device_bound(p, floors.at(p.op))) continue;
     auto options = forced_options(p);
     if (p.is_default()) {
       // A default run is a measurement of whatever NCCL logged it chose.
@@ -81,6 +88,10 @@ std::vector<FitRow> rows_for(const Measurements& data, const Split& split, const
     const coll::Estimate& e = r.choice.estimate;
     if (r.choice.p2p || e.algo != algo || e.proto != proto || !(e.bus_bw_GBps > 0)) continue;
     const double bandwidth_us = std::max(r.time_us() - e.latency_us, 0.0);
+    if (fixed_latency) {
+      rows.push_back({{0.0, 0.0, bandwidth_us * e.bus_bw_GBps}, p.time_us, 1.0, e.latency_us});
+      continue;
+    }
     rows.push_back({{1.0, static_cast<double>(latency_steps(*op, algo, p.n_ranks)),
                      bandwidth_us * e.bus_bw_GBps},
                     p.time_us});
@@ -213,13 +224,21 @@ NcclFit fit_nccl(const Measurements& data, const Split& split, const topo::Clust
     if (n >= 2 && !split.rank_held_out(n)) largest_training = std::max(largest_training, n);
   }
   if (largest_training == 0) return out;
+  FloorsByOp floors;
+  for (const NcclPoint& p : data.nccl) {
+    if (!floors.count(p.op)) floors[p.op] = fit_host_floors(data, split, p.op);
+  }
+  if (!op.empty() && floors.count(op)) out.host_floors = floors.at(op);
+  const bool fixed_latency =
+      std::any_of(floors.begin(), floors.end(), [](const auto& f) { return !f.second.empty(); });
 
   // Ring Simple first: its bus bandwidth sets the channel search, which the others are relative
   // to. Twice, because the channels the search finds change the small-message shrink.
   coll::NcclParams params = out.params;
   for (int pass = 0; pass < 2; ++pass) {
     Predictor simulator(graph.cluster(), params);
-    const auto rows = rows_for(data, split, op, Algo::ring, Proto::simple, simulator);
+    const auto rows =
+        rows_for(data, split, op, Algo::ring, Proto::simple, simulator, floors, fixed_latency);
     if (rows.empty()) break;
     const NcclConfigFit f = fit_config(rows, Algo::ring, Proto::simple);
     if (f.bus_GBps > 0)
@@ -238,9 +257,14 @@ NcclFit fit_nccl(const Measurements& data, const Split& split, const topo::Clust
   Predictor simulator(graph.cluster(), params);
   fitted.source = "calibrated (" + (op.empty() ? std::string("every op") : op) + ")";
   for (const auto& [algo, proto] : order) {
-    const auto rows = rows_for(data, split, op, algo, proto, simulator);
+    const auto rows = rows_for(data, split, op, algo, proto, simulator, floors, fixed_latency);
     if (rows.size() < 3) continue;
     NcclConfigFit f = fit_config(rows, algo, proto);
+    if (fixed_latency) {
+      f.base_us = params.base_latency_us[coll::index_of(algo)][coll::index_of(proto)];
+      f.hop_us = params.hop_latency_us[coll::index_of(reference.intra)][coll::index_of(algo)]
+                                      [coll::index_of(proto)];
+    }
     out.configs.push_back(f);
     apply_config(f, reference, fitted);
   }

@@ -6,16 +6,17 @@
 // fitted jointly over every op and training rank count by relative least squares. They land in
 // NcclParams: base and hop latency as they are, busBw as NCCL's per-NVLink figure (Ring Simple:
 // busBw = nChannels x per-channel bw from the channel search) and the protocol efficiencies
-// (Ring LL / LL128, Tree Simple / LL / LL128) relative to it.
+// (Ring LL / LL128, Tree Simple / LL / LL128) relative to it. Host-paced points where the host's
+// launch time hides the GPUs' (fit_host_floor.hpp) are left out: the constants are the GPUs'.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
-#include <optional>
+#include "calibration/fit_host_floor.hpp"
 #include "calibration/fit_split.hpp"
 #include "calibration/measurements.hpp"
-
 #include "collectives/tuner.hpp"
 #include "topology/graph.hpp"
 
@@ -44,6 +45,10 @@ struct NcclFit {
   // the multi-peer latency, the p2p per-channel rate and the NVLink efficiency the op sees
   // (0: not fitted).
   double p2p_nvlink_efficiency = 0;
+  // The host floor of nccl-tests' timing per rank count (fit_host_floor.hpp), fitted with one
+  // collective; the fit above reads only the points it leaves GPU-bound. Empty for the every-op
+  // fit and for gated data.
+  HostFloors host_floors;
 };
 
 // Fits on the training points of `data` (forced runs, and default runs as the (algo, proto) NCCL

@@ -77,16 +77,35 @@ NvlinkRate nvlink_rate(const topo::Cluster& c) {
   return rate;
 }
 
+// The latencies, when they are not fitted: host-paced data hides the GPUs' latency under the host
+// floor at every size (fit_host_floor.hpp), so an outside figure stands: NCCL's Ring Simple base
+// latency, 8.4 us, without the ring's NVLink hop the uncalibrated tuner adds (3.4 us): a send is
+// one hop, and the gated runs measure 7-9 us for small sends on 2-4 H200s
+// (calibrate/data/h200x4-run3 and -run4).
+struct FixedLatency {
+  bool fixed = false;
+  double base_us = 0;
+  double multi_peer_us = 0;
+};
+
 // Rows of the points the channels pace (the others the NVLink paces, at its known rate); the
 // flags say which points those are.
 std::vector<FitRow> channel_bound_rows(const std::vector<P2pPoint>& points, double per_channel_GBps,
-                                       double link_GBps, std::vector<bool>& channel_bound) {
+                                       double link_GBps, const FixedLatency& latency,
+                                       std::vector<bool>& channel_bound) {
   std::vector<FitRow> rows;
   channel_bound.clear();
   for (const P2pPoint& p : points) {
     const bool by_channel = p.channel_kB / per_channel_GBps >= p.link_kB / link_GBps;
     channel_bound.push_back(by_channel);
-    if (by_channel) rows.push_back({{1.0, p.multi_peer ? 1.0 : 0.0, p.channel_kB}, p.t_us});
+    if (!by_channel) continue;
+    const double multi = p.multi_peer ? 1.0 : 0.0;
+    if (latency.fixed) {
+      rows.push_back(
+          {{0.0, 0.0, p.channel_kB}, p.t_us, 1.0, latency.base_us + multi * latency.multi_peer_us});
+    } else {
+      rows.push_back({{1.0, multi, p.channel_kB}, p.t_us});
+    }
   }
   return rows;
 }
@@ -101,20 +120,23 @@ struct ChannelFit {
 };
 
 ChannelFit fit_channels(const std::vector<P2pPoint>& points, double start_per_channel_GBps,
-                        double link_GBps, double base_prior_us) {
+                        double link_GBps, double base_prior_us, const FixedLatency& latency) {
   // Refit until the set of channel-paced points settles; a flip-flop ends after a fixed number of
   // rounds (the last fit stands).
   ChannelFit out;
   out.per_channel_GBps = start_per_channel_GBps;
-  out.f.coef = {base_prior_us, 0.0, 0.0};
+  out.f.coef = {latency.fixed ? latency.base_us : base_prior_us,
+                latency.fixed ? latency.multi_peer_us : 0.0, 0.0};
   std::vector<bool> regimes;
   std::vector<bool> previous;
   for (int round = 0; round < 16; ++round) {
     const std::vector<FitRow> rows =
-        channel_bound_rows(points, out.per_channel_GBps, link_GBps, regimes);
-    if ((round > 0 && regimes == previous) || rows.size() < 3) break;
+        channel_bound_rows(points, out.per_channel_GBps, link_GBps, latency, regimes);
+    // Fitted latencies need three points; a fixed one leaves one unknown.
+    if ((round > 0 && regimes == previous) || rows.size() < (latency.fixed ? 1u : 3u)) break;
     previous = regimes;
     out.f = fit_relative_robust(rows);
+    if (latency.fixed) out.f.coef = {latency.base_us, latency.multi_peer_us, out.f.coef[2]};
     if (out.f.coef[2] > 0) out.per_channel_GBps = 1.0 / out.f.coef[2];
   }
   double sum = 0;
@@ -147,8 +169,10 @@ NcclFit fit_nccl_p2p(const Measurements& data, const Split& split, const topo::C
   std::vector<P2pPoint> unaligned;  // misaligned Simple sends, fitted apart
   const coll::Op cop = op == "alltoall" ? coll::Op::all_to_all : coll::Op::send_recv;
   double graph_channel_GBps = 0;
+  out.host_floors = fit_host_floors(data, split, op);
   for (const NcclPoint& p : data.nccl) {
     if (p.op != op || !p.is_default() || p.n_ranks < 2) continue;
+    if (!device_bound(p, out.host_floors)) continue;
     if (p.n_ranks > static_cast<int>(graph.cluster().ranks.size())) continue;
     if (split.held_out(p.n_ranks, p.bytes, nccl_curve_gap(data, p))) continue;
     auto it = shapes.find(p.n_ranks);
@@ -181,18 +205,22 @@ NcclFit fit_nccl_p2p(const Measurements& data, const Split& split, const topo::C
   const double base_prior_us =
       prior.base_latency_us[coll::index_of(Algo::ring)][coll::index_of(Proto::simple)];
   double link_GBps = nvlink.effective_Bps / 1e9;
-  ChannelFit best = fit_channels(points, graph_channel_GBps, link_GBps, base_prior_us);
+  const FixedLatency latency{!out.host_floors.empty(), base_prior_us,
+                             prior.p2p_multi_peer_latency_us};
+  ChannelFit best = fit_channels(points, graph_channel_GBps, link_GBps, base_prior_us, latency);
   for (int percent = 100; percent >= 50; --percent) {
     const double candidate_GBps = nvlink.line_Bps * percent / 100.0 / 1e9;
-    const ChannelFit fit = fit_channels(points, graph_channel_GBps, candidate_GBps, base_prior_us);
-    if (fit.f.points > 0 && fit.mean_abs_error < best.mean_abs_error) {
+    const ChannelFit fit =
+        fit_channels(points, graph_channel_GBps, candidate_GBps, base_prior_us, latency);
+    // With fixed latencies a candidate that leaves no point to the channels is a whole model.
+    if ((fit.f.points > 0 || latency.fixed) && fit.mean_abs_error < best.mean_abs_error) {
       best = fit;
       link_GBps = candidate_GBps;
     }
   }
   const LinearFit& f = best.f;
   const double per_channel_GBps = best.per_channel_GBps;
-  if (f.points == 0) return out;
+  if (f.points == 0 && !latency.fixed) return out;
 
   const int r = coll::index_of(Algo::ring);
   const int s = coll::index_of(Proto::simple);

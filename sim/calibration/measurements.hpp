@@ -35,6 +35,8 @@ struct NcclPoint {
   SourceLoc loc;
 
   bool is_default() const { return forced_algo == "default" && forced_proto == "default"; }
+  // "default", or the forced "algo/proto" ("ring/LL").
+  std::string config() const { return is_default() ? "default" : forced_algo + "/" + forced_proto; }
 };
 
 enum class CopyDirection { h2d, d2h, d2d, peer };

@@ -18,10 +18,6 @@ std::string choice_name(const coll::TunerChoice& c) {
          coll::to_string(c.estimate.proto);
 }
 
-std::string config_name(const NcclPoint& p) {
-  return p.is_default() ? "default" : p.forced_algo + "/" + p.forced_proto;
-}
-
 std::string upper(std::string s) {
   for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return s;
@@ -60,7 +56,7 @@ void predict_nccl(const Measurements& data, const Calibration& cal, Predictor& p
     r.kind = "nccl";
     r.group = p.op;
     r.n_ranks = p.n_ranks;
-    r.config = config_name(p);
+    r.config = p.config();
     r.bytes = p.bytes;
     r.held_out = cal.split.held_out(p.n_ranks, p.bytes, nccl_curve_gap(data, p));
     r.measured_us = p.time_us;
@@ -75,7 +71,12 @@ void predict_nccl(const Measurements& data, const Calibration& cal, Predictor& p
     const coll::CollectiveResult b =
         calibrated.for_op(p.op).collective(*op, p.n_ranks, p.bytes, chosen);
     r.prior_us = a.time_us();
-    r.calibrated_us = b.time_us();
+    // The simulator times the GPUs; a host-paced record also pays the host's launches, which
+    // the calibration knows as its floor (the priors know no host).
+    const HostFloors& floors = nccl_fit_for(cal, p.op).host_floors;
+    r.calibrated_us = p.timing == NcclTiming::host_paced
+                          ? floors.host_paced_us(p.config(), p.n_ranks, b.time_us())
+                          : b.time_us();
     r.prior_choice = choice_name(a.choice);
     r.calibrated_choice = choice_name(b.choice);
     if (!p.algo.empty() && !p.proto.empty()) r.nccl_choice = upper(p.algo) + "/" + upper(p.proto);

@@ -69,6 +69,9 @@ std::string validation_text(const Validation& v, const std::string& calibration_
   if (!v.timing.empty()) out += "# " + v.timing + "\n";
   out += "# |error| = |simulated - measured| / measured over held-out points only\n";
   out +=
+      "# calibrated host_paced records: max(the calibration's host floor for the collective and\n"
+      "# rank count, the simulated GPU time); the priors know no host\n";
+  out +=
       "# algo/proto: the tuner's choice equal to the one NCCL logged; NCCL chooses with its\n"
       "# built-in model, so the calibrated run keeps the priors' choice and only its time "
       "changes\n\n";

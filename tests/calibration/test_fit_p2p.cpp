@@ -2,6 +2,7 @@
 // simulated on the 4 x H200 topology with known per-channel rate and latencies, fitted back.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "calibration/fit_nccl.hpp"
@@ -16,11 +17,14 @@ using namespace cs::cal;
 const std::string kRoot = CLUSTERSIM_SOURCE_DIR;
 
 // Every rank count of 2 and 4 and sizes 1 KiB .. 1 GiB in steps of 4x, timed by the simulator
-// with `truth`: in the data the fit sees, each point lies exactly on the model it fits.
+// with `truth`: in the data the fit sees, each point lies exactly on the model it fits. The
+// simulator times the GPUs alone, as gated records do; with `host_floor_us` > 0 the records are
+// host-paced instead, each max(floor x n / 2, the simulated time) (fit_host_floor.hpp).
 // With `misaligned_too`, each size is also timed with one float more per peer (bytes + 4n), whose
 // all-to-all chunks are 4 mod 16 bytes.
 Measurements simulated(const topo::ClusterGraph& graph, const coll::NcclParams& truth,
-                       const std::string& op, bool misaligned_too = false) {
+                       const std::string& op, bool misaligned_too = false,
+                       double host_floor_us = 0) {
   Measurements m;
   m.node.gpu_name = "NVIDIA H200";
   for (int n : {2, 4}) {
@@ -40,6 +44,8 @@ Measurements simulated(const topo::ClusterGraph& graph, const coll::NcclParams& 
         p.forced_algo = "default";
         p.forced_proto = "default";
         p.time_us = coll::simulate_alone(comm, call, coll::Fidelity::flow).time_us();
+        p.timing = host_floor_us > 0 ? NcclTiming::host_paced : NcclTiming::gated;
+        p.time_us = std::max(p.time_us, host_floor_us * n / 2);
         m.nccl.push_back(p);
       }
     }
@@ -110,5 +116,31 @@ TEST_CASE("the p2p fit recovers the misaligned per-channel rate and GPU cap") {
       fit_nccl_p2p(simulated(graph, truth, "alltoall", true), kNoHoldout, graph, "alltoall");
   CHECK(fit.params.p2p_unaligned_per_channel_GBps == doctest::Approx(6.5));
   CHECK(fit.params.p2p_unaligned_gpu_GBps == doctest::Approx(140.0));
+  CHECK(fit.params.p2p_per_channel_GBps == doctest::Approx(20.0).epsilon(1e-3));
+}
+
+// Host-paced records of a truth whose sends take the latency the fit keeps on such data (the Ring
+// Simple base alone, 8.4 us: fit_nccl_p2p.cpp says why; no NVLink hop, no multi-peer term), under
+// a host floor of 16 us on 2 ranks and 32 us on 4. Up to 1 MiB every call takes the host's time
+// (the GPUs' slowest there: 8.4 + 1 MiB / (16 channels x 20 GB/s) = 11.7 us on 2 ranks,
+// 8.4 + 1 MiB / (8 x 20) = 15.0 us on 4), and 4 MiB already takes 8.4 + 13.1 = 21.5 us on 2
+// ranks, over 1.1 floors: each flat part is the floor alone. The points at 1.5 floors and above
+// lie on the truth and give back its per-channel rate.
+TEST_CASE("on host-paced records the p2p fit finds the host floor and keeps NCCL's latencies") {
+  const topo::Cluster cluster = topo::load_cluster(kRoot + "/topologies/h200-4gpu.yaml");
+  const topo::ClusterGraph graph(cluster);
+  coll::NcclParams truth = p2p_truth();
+  truth.p2p_multi_peer_latency_us = 0;
+  const int r = coll::index_of(coll::Algo::ring);
+  const int s = coll::index_of(coll::Proto::simple);
+  truth.hop_latency_us[coll::index_of(coll::LinkClass::nvlink)][r][s] = 0;
+  const NcclFit fit =
+      fit_nccl_p2p(simulated(graph, truth, "sendrecv", false, 16.0), kNoHoldout, graph, "sendrecv");
+  REQUIRE(fit.configs.size() == 1);
+  REQUIRE(fit.host_floors.curves.size() == 2);
+  CHECK(fit.host_floors.at("default", 2) == doctest::Approx(16.0));
+  CHECK(fit.host_floors.at("default", 4) == doctest::Approx(32.0));
+  CHECK(fit.params.base_latency_us[r][s] == doctest::Approx(8.4));
+  CHECK(fit.params.p2p_multi_peer_latency_us == 0.0);
   CHECK(fit.params.p2p_per_channel_GBps == doctest::Approx(20.0).epsilon(1e-3));
 }

@@ -1,0 +1,57 @@
+// The host floor of nccl-tests' timing. One host thread launches every rank's kernels for each of
+// a run of back-to-back calls, and a GPU starts a call as soon as it is launched and the call
+// before it is done. So a call costs max(the host's time to launch it on all n ranks, the GPUs'
+// time for it): small calls all take the host's time, whatever their size (the flat part of every
+// host-paced curve: 13-20 us on 2 H200s against 6-8 us when the same calls are gated,
+// calibrate/data/h200x4-run3 and -run4), and large ones the GPUs'. The GPUs' side is what the
+// simulator models; the floor is fitted here, per collective and rank count, from the flat part.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "calibration/fit_split.hpp"
+#include "calibration/measurements.hpp"
+
+namespace cs::cal {
+
+struct HostFloor {
+  std::string config;  // NcclPoint::config(): each forced configuration ran in its own process
+  int n_ranks = 0;
+  double floor_us = 0;  // median of the curve's points in its flat part
+  int points = 0;       // training points in the flat part
+};
+
+// One collective's floors per configuration and trained rank count, in (config, ranks) order.
+struct HostFloors {
+  std::vector<HostFloor> curves;
+
+  bool empty() const { return curves.empty(); }
+  // The floor of `config` (or of the default runs, when `config` has none) at `n_ranks`: the
+  // fitted one, else linear in the rank count between (or beyond) the two nearest fitted counts,
+  // never below 0 (one thread launches each rank in turn, so the host's time grows with the
+  // ranks); the one fitted count's floor when there is one; 0 when there is none.
+  double at(const std::string& config, int n_ranks) const;
+  // What a host-paced record of a call measures when the GPUs take `device_us`.
+  double host_paced_us(const std::string& config, int n_ranks, double device_us) const;
+};
+
+// The points of a curve whose time is within this factor of its fastest point are its flat part.
+// The floor is one launch sequence's time, and a sequence varies by a few percent from call to
+// call (the launch microbenchmark's medians vary by ~10 % between the h200x4 runs); a point
+// 10 % above the fastest is already paying for GPU work.
+inline constexpr double kFlatWithin = 1.10;
+// A point is GPU-bound, and fits the simulator's model of the GPUs' time, when it takes at least
+// this multiple of its floor: below that, the floor hides some of the GPUs' time, or the two
+// overlap unevenly (a knee, which no latency-plus-bandwidth line follows).
+inline constexpr double kDeviceBoundFactor = 1.5;
+
+// The floors of collective `op` over its host-paced training points (every forced configuration:
+// the host's work does not depend on the algorithm). Empty when the data holds a gated record of
+// `op`: the small sizes are then timed without the host (timing_select.hpp).
+HostFloors fit_host_floors(const Measurements& data, const Split& split, const std::string& op);
+
+// Whether a training point is GPU-bound under `floors` (always, where there are none).
+bool device_bound(const NcclPoint& point, const HostFloors& floors);
+
+}  // namespace cs::cal

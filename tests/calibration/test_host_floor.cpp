@@ -1,0 +1,87 @@
+// The host floor of host-paced NCCL records (fit_host_floor.hpp): the flat part of each curve,
+// the floor between and beyond the fitted rank counts, and which points it leaves GPU-bound.
+#include <doctest/doctest.h>
+
+#include "calibration/fit_host_floor.hpp"
+
+namespace {
+
+using namespace cs::cal;
+
+NcclPoint point(int n_ranks, double bytes, double time_us, const char* algo = "default",
+                const char* proto = "default") {
+  NcclPoint p;
+  p.op = "allreduce";
+  p.n_ranks = n_ranks;
+  p.bytes = bytes;
+  p.time_us = time_us;
+  p.forced_algo = algo;
+  p.forced_proto = proto;
+  return p;
+}
+
+const Split kNoHoldout{{}, SizeHoldout::none};
+
+// Two default curves and one forced one. n = 2: fastest 12 us, so the flat part is <= 13.2 us:
+// {12, 12.5, 13}, median 12.5 (20 and 40 us already pay for GPU work). n = 4: fastest 24, flat
+// <= 26.4: {24, 25, 26}, median 25. ring/LL on 2 ranks: {18, 19}, median 18.5.
+Measurements two_curves() {
+  Measurements m;
+  const double times2[] = {12.5, 12, 13, 20, 40};
+  const double times4[] = {25, 24, 26, 60};
+  double bytes = 8;
+  for (double t : times2) m.nccl.push_back(point(2, bytes *= 4, t));
+  bytes = 8;
+  for (double t : times4) m.nccl.push_back(point(4, bytes *= 4, t));
+  m.nccl.push_back(point(2, 32, 18, "ring", "LL"));
+  m.nccl.push_back(point(2, 128, 19, "ring", "LL"));
+  m.nccl.push_back(point(2, 512, 30, "ring", "LL"));
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("the floor is the median of each curve's flat part") {
+  const HostFloors floors = fit_host_floors(two_curves(), kNoHoldout, "allreduce");
+  REQUIRE(floors.curves.size() == 3);
+  CHECK(floors.at("default", 2) == 12.5);
+  CHECK(floors.curves[0].points == 3);
+  CHECK(floors.at("default", 4) == 25);
+  CHECK(floors.at("ring/LL", 2) == 18.5);
+  CHECK(fit_host_floors(two_curves(), kNoHoldout, "allgather").empty());
+}
+
+TEST_CASE("between and beyond fitted rank counts the floor is linear in the ranks") {
+  const HostFloors floors = fit_host_floors(two_curves(), kNoHoldout, "allreduce");
+  // 12.5 at 2, 25 at 4: 6.25 us per rank.
+  CHECK(floors.at("default", 3) == doctest::Approx(18.75));
+  CHECK(floors.at("default", 8) == doctest::Approx(50.0));
+  CHECK(floors.at("default", 1) == doctest::Approx(6.25));
+  // One fitted count: that floor everywhere; a configuration never run: the default runs'.
+  CHECK(floors.at("ring/LL", 4) == 18.5);
+  CHECK(floors.at("tree/Simple", 3) == doctest::Approx(18.75));
+  // A host-paced call takes whichever is longer.
+  CHECK(floors.host_paced_us("default", 3, 10.0) == doctest::Approx(18.75));
+  CHECK(floors.host_paced_us("default", 3, 30.0) == 30.0);
+  CHECK(HostFloors{}.host_paced_us("default", 3, 10.0) == 10.0);
+}
+
+TEST_CASE("points under 1.5 floors are hidden by the host; gated points never are") {
+  const HostFloors floors = fit_host_floors(two_curves(), kNoHoldout, "allreduce");
+  CHECK(!device_bound(point(2, 1 << 20, 18.7), floors));  // 1.5 x 12.5 = 18.75
+  CHECK(device_bound(point(2, 1 << 20, 18.75), floors));
+  NcclPoint gated = point(2, 8, 7.0);
+  gated.timing = NcclTiming::gated;
+  CHECK(device_bound(gated, floors));
+}
+
+TEST_CASE("gated data has no host floor, and held-out points do not set one") {
+  Measurements m = two_curves();
+  m.nccl[0].timing = NcclTiming::gated;
+  CHECK(fit_host_floors(m, kNoHoldout, "allreduce").empty());
+  // Rank count 4 held out: only the 2-rank curves give floors.
+  const HostFloors floors =
+      fit_host_floors(two_curves(), Split{{4}, SizeHoldout::none}, "allreduce");
+  CHECK(floors.curves.size() == 2);
+  CHECK(floors.at("default", 4) == 12.5);
+}
