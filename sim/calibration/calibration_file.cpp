@@ -34,6 +34,7 @@ class Reader {
     if (!v.is_string()) fail(key, "expected a string, got " + v.dump());
     return v.get<std::string>();
   }
+  bool has(const std::string& key) const { return j_.is_object() && j_.contains(key); }
   const json& array(const std::string& key) const {
     const json& v = at(key);
     if (!v.is_array()) fail(key, "expected an array");
@@ -110,6 +111,8 @@ NcclFit nccl_fit_from(const Reader& r) {
     fit.max_rel_error = f.number("max_rel_error");
     out.configs.push_back(fit);
   }
+  // Files from before host floors were fitted have none: their latencies carry the floor.
+  if (!r.has("host_floors")) return out;
   for (const json& v : r.array("host_floors")) {
     const Reader f = r.child(v, "host_floors[]");
     const HostFloor floor{f.text("config"), f.integer("n_ranks"), f.number("floor_us"),

@@ -80,6 +80,41 @@ TEST_CASE("the calibration file records the NCCL timing it was fitted on") {
   CHECK(message == "bad.json: key 'timing': expected \"host_paced\" or \"gated\"");
 }
 
+TEST_CASE("the calibration file keeps each collective's host floors") {
+  const std::string committed = read_text(kData + "/calibration.json");
+  const Calibration c = parse_calibration(committed, "calibration.json");
+  const HostFloors& floors = nccl_fit_for(c, "allreduce").host_floors;
+  REQUIRE(!floors.empty());
+  const Calibration back = parse_calibration(calibration_json(c), "back.json");
+  const HostFloors& again = nccl_fit_for(back, "allreduce").host_floors;
+  REQUIRE(again.curves.size() == floors.curves.size());
+  for (std::size_t i = 0; i < floors.curves.size(); ++i) {
+    CHECK(again.curves[i].config == floors.curves[i].config);
+    CHECK(again.curves[i].n_ranks == floors.curves[i].n_ranks);
+    CHECK(again.curves[i].floor_us == floors.curves[i].floor_us);
+    CHECK(again.curves[i].points == floors.curves[i].points);
+  }
+  // A file from before the key existed has no floors (its latencies carry them); a curve out of
+  // order is named.
+  nlohmann::json old_file = nlohmann::json::parse(committed);
+  for (auto& fit : old_file["nccl_by_op"]) fit.erase("host_floors");
+  CHECK(nccl_fit_for(parse_calibration(old_file.dump(), "old.json"), "allreduce")
+            .host_floors.empty());
+  nlohmann::json bad = nlohmann::json::parse(committed);
+  auto& list = bad["nccl_by_op"][0]["host_floors"];
+  REQUIRE(list.size() >= 2);
+  std::swap(list[0], list[1]);
+  std::string message;
+  try {
+    parse_calibration(bad.dump(), "bad.json");
+  } catch (const cs::InputError& e) {
+    message = e.what();
+  }
+  CHECK(message ==
+        "bad.json: key 'nccl_by_op[].host_floors[].n_ranks': expected curves in (config, n_ranks) "
+        "order, each once");
+}
+
 TEST_CASE("a broken calibration file names the key") {
   std::string message;
   try {
