@@ -62,6 +62,17 @@ void run_fit(const FitArgs& a) {
               << " GB/s, rms error " << 100 * f.rms_rel_error << "% over " << f.points
               << " points\n";
   }
+  // The host floors of the default runs (each forced configuration has its own in the file).
+  for (const cal::NcclFit& f : c.nccl_by_op) {
+    std::string line;
+    for (const cal::HostFloor& h : f.host_floors.curves) {
+      if (h.config != "default") continue;
+      std::ostringstream one;
+      one << " " << h.n_ranks << " ranks " << h.floor_us << " us";
+      line += one.str();
+    }
+    if (!line.empty()) std::cout << "  host floor, " << f.op << ":" << line << "\n";
+  }
 }
 
 }  // namespace
