@@ -106,7 +106,6 @@ class MaxMinSharing {
     std::uint32_t written = 0;
     std::uint32_t first_open = 0;  // solve scratch: its unfrozen flows, in open_flows_
     std::uint32_t open_count = 0;
-    std::uint32_t visit = 0;       // stamp of the last search that reached it
     std::uint32_t cross_mark = 0;  // serial of the last update() whose narrow search must cross it
     // Once `members` is allocated, it has at least 2^slots_log2 slots (exactly, after a growth).
     std::uint8_t slots_log2 = 0;
@@ -166,6 +165,10 @@ class MaxMinSharing {
   bool collect_component(double restart_Bps, std::size_t flow_limit);
   void reach(topo::ChannelId channel, double restart_Bps);
   void discover(FlowIndex flow);
+  void prefetch_uses(FlowIndex index) const;
+  void prefetch_uses(const std::vector<FlowIndex>& flows, std::size_t at) const;
+  void prefetch_channels(FlowIndex index) const;
+  void prefetch_unvisited_channels(const std::vector<FlowIndex>& flows, std::size_t at) const;
   void bound(topo::ChannelId channel, double restart_Bps);
   bool bottleneck_under_kept_flow();
   void open(topo::ChannelId channel, std::int32_t open_weight);
@@ -176,6 +179,10 @@ class MaxMinSharing {
   void merge_bounding(topo::ChannelId channel);
 
   std::vector<ChannelState> channels_;
+  // Per channel, the stamp of the last search that reached it, apart from ChannelState: the
+  // search checks it once per use, and 4 bytes per channel stay in cache where a 64-byte record
+  // does not.
+  std::vector<std::uint32_t> channel_visit_;
   std::vector<FlowState> flows_;
   // Per flow, apart from FlowState so that the hot loops touch 4 bytes per flow: the stamp of the
   // last update() that reached it, and of the last one that froze it.

@@ -32,7 +32,7 @@ void MaxMinSharing::solve_fresh_batch() {
   std::size_t open_end = 0;
   for (topo::ChannelId c : scratch_channels_) {
     ChannelState& state = channels_[static_cast<std::size_t>(c)];
-    state.visit = visit_;
+    channel_visit_[static_cast<std::size_t>(c)] = visit_;
     state.first_open = static_cast<std::uint32_t>(open_end);
     open_end += state.written;
     state.open_count = 0;

@@ -44,6 +44,9 @@ namespace {
 
 // Rounds of the narrow search (step 3) before the plain one takes over.
 constexpr int kNarrowRounds = 4;
+// The most channels of one flow prefetched ahead: a route through a fabric (about 8), where a
+// ring collective's flow crosses thousands, which would only evict each other.
+constexpr std::uint32_t kPrefetchUses = 16;
 
 }  // namespace
 
@@ -100,15 +103,24 @@ bool MaxMinSharing::collect_component(double restart_Bps, std::size_t flow_limit
   heap_.clear();
   caps_.clear();
   for (topo::ChannelId c : dirty_channels_) {
-    if (channels_[static_cast<std::size_t>(c)].visit != visit_) reach(c, restart_Bps);
+    if (channel_visit_[static_cast<std::size_t>(c)] != visit_) reach(c, restart_Bps);
   }
   for (std::size_t next = 0; next < component_flows_.size(); ++next) {
     if (component_flows_.size() > flow_limit) return false;
+    prefetch_uses(component_flows_, next + 4);
+    prefetch_unvisited_channels(component_flows_, next + 1);
     const FlowIndex index = component_flows_[next];
     const FlowState& flow = flows_[static_cast<std::size_t>(index)];
     const ChannelUse* use = use_pool_.data() + flow.first_use;
+    for (const ChannelUse* end = use + std::min(flow.use_count, kPrefetchUses); use != end; ++use) {
+      const auto c = static_cast<std::size_t>(use->channel);
+      if (channel_visit_[c] != visit_) {  // its top members, which reach() reads first
+        __builtin_prefetch(channels_[c].members.get() + channels_[c].member_count - 1);
+      }
+    }
+    use = use_pool_.data() + flow.first_use;
     for (const ChannelUse* end = use + flow.use_count; use != end; ++use) {
-      if (channels_[static_cast<std::size_t>(use->channel)].visit != visit_) {
+      if (channel_visit_[static_cast<std::size_t>(use->channel)] != visit_) {
         reach(use->channel, restart_Bps);
       }
     }
@@ -124,7 +136,7 @@ bool MaxMinSharing::collect_component(double restart_Bps, std::size_t flow_limit
 // search instead (bound()), and if it was full its top members join the search.
 void MaxMinSharing::reach(topo::ChannelId channel, double restart_Bps) {
   ChannelState& state = channels_[static_cast<std::size_t>(channel)];
-  state.visit = visit_;
+  channel_visit_[static_cast<std::size_t>(channel)] = visit_;
   component_channels_.push_back(channel);
   state.crossed = !narrow_ || state.dirty || state.cross_mark == update_serial_;
   const Member* members = state.members.get();
@@ -152,6 +164,32 @@ void MaxMinSharing::reach(topo::ChannelId channel, double restart_Bps) {
   state.frozen_load_Bps = kept == 0 ? 0.0 : members[kept - 1].prefix_load_Bps;
   if (!narrow_) state.load_Bps = state.frozen_load_Bps;  // the plain solve writes as it goes
   open(channel, open_weight);
+}
+
+// Software prefetches for the search and the freezes, which walk flows in an order the hardware
+// cannot guess: a flow's uses a few flows ahead, then the channels it will reach.
+void MaxMinSharing::prefetch_uses(FlowIndex index) const {
+  __builtin_prefetch(use_pool_.data() + flows_[static_cast<std::size_t>(index)].first_use);
+}
+void MaxMinSharing::prefetch_uses(const std::vector<FlowIndex>& flows, std::size_t at) const {
+  if (at < flows.size()) prefetch_uses(flows[at]);
+}
+void MaxMinSharing::prefetch_channels(FlowIndex index) const {
+  const FlowState& flow = flows_[static_cast<std::size_t>(index)];
+  const ChannelUse* use = use_pool_.data() + flow.first_use;
+  for (const ChannelUse* end = use + std::min(flow.use_count, kPrefetchUses); use != end; ++use) {
+    __builtin_prefetch(&channels_[static_cast<std::size_t>(use->channel)]);
+  }
+}
+void MaxMinSharing::prefetch_unvisited_channels(const std::vector<FlowIndex>& flows,
+                                                std::size_t at) const {
+  if (at >= flows.size()) return;
+  const FlowState& flow = flows_[static_cast<std::size_t>(flows[at])];
+  const ChannelUse* use = use_pool_.data() + flow.first_use;
+  for (const ChannelUse* end = use + std::min(flow.use_count, kPrefetchUses); use != end; ++use) {
+    const auto c = static_cast<std::size_t>(use->channel);
+    if (channel_visit_[c] != visit_) __builtin_prefetch(&channels_[c]);
+  }
 }
 
 void MaxMinSharing::discover(FlowIndex flow) {
@@ -226,6 +264,8 @@ void MaxMinSharing::solve_component(double restart_Bps) {
     const ChannelState& state = channels_[static_cast<std::size_t>(level.key)];
     const FlowIndex* open = open_flows_.data() + state.first_open;
     for (const FlowIndex* end = open + state.open_count; open != end; ++open) {
+      if (end - open > 2) prefetch_uses(open[2]);
+      if (end - open > 1) prefetch_channels(open[1]);
       if (flow_frozen_[static_cast<std::size_t>(*open)] != visit_) {
         freeze(*open, floor_Bps);
         ++frozen;
