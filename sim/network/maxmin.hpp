@@ -92,7 +92,7 @@ class MaxMinSharing {
   // block, allocated afresh and faulted in page by page on every simulation (a 16k-GPU ring
   // all-reduce: 9k page faults, a third of its time), where small blocks are reused by the
   // allocator.
-  struct ChannelState {
+  struct alignas(64) ChannelState {
     double capacity_Bps = 0;
     double load_Bps = 0;                // sum of multiplicity x rate, as of the last update()
     double frozen_load_Bps = 0;         // solve scratch: finite load of the flows frozen so far
@@ -107,13 +107,16 @@ class MaxMinSharing {
     std::uint32_t first_open = 0;  // solve scratch: its unfrozen flows, in open_flows_
     std::uint32_t open_count = 0;
     std::uint32_t cross_mark = 0;  // serial of the last update() whose narrow search must cross it
+    // Solve scratch: a hash of a crossed channel's members above the restart level, to find
+    // channels that have the same ones (maxmin_shadow.cpp).
+    std::uint32_t open_hash = 0;
     // Once `members` is allocated, it has at least 2^slots_log2 slots (exactly, after a growth).
     std::uint8_t slots_log2 = 0;
     bool dirty = false;
     bool crossed = false;  // solve scratch: the search crossed it (else it bounds)
     std::uint32_t slot_count() const { return members ? std::uint32_t{1} << slots_log2 : 0; }
   };
-  static_assert(sizeof(ChannelState) <= 64, "a channel's hot figures fit one cache line");
+  static_assert(sizeof(ChannelState) == 64, "a channel's hot figures fill one cache line");
   // A flow's uses and member slots sit in pools, [first_use, first_use + use_count), so a solve
   // walks contiguous memory instead of one allocation per flow.
   struct FlowState {
@@ -165,6 +168,8 @@ class MaxMinSharing {
   bool collect_component(double restart_Bps, std::size_t flow_limit);
   void reach(topo::ChannelId channel, double restart_Bps);
   void discover(FlowIndex flow);
+  void drop_shadowed_channels();
+  bool same_open_members(const ChannelState& x, const ChannelState& y) const;
   void prefetch_uses(FlowIndex index) const;
   void prefetch_uses(const std::vector<FlowIndex>& flows, std::size_t at) const;
   void prefetch_channels(FlowIndex index) const;
@@ -224,8 +229,9 @@ class MaxMinSharing {
   std::vector<Staged> staged_;
   std::size_t bounding_open_first_ = 0;
   std::vector<Staged> merged_;
-  QuaternaryHeap<Level, Lower> heap_;  // channel shares
-  std::vector<Level> caps_;            // flow caps, sorted at the start of a solve
+  QuaternaryHeap<Level, Lower> heap_;       // channel shares
+  std::vector<std::int32_t> shadow_table_;  // drop_shadowed_channels() scratch
+  std::vector<Level> caps_;                 // flow caps, sorted at the start of a solve
   std::uint32_t visit_ = 0;
   std::uint32_t update_serial_ = 0;
   int active_flows_ = 0;

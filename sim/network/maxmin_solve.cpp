@@ -126,6 +126,7 @@ bool MaxMinSharing::collect_component(double restart_Bps, std::size_t flow_limit
     }
     if (std::isfinite(flow.max_rate_Bps)) caps_.push_back(Level{flow.max_rate_Bps, index});
   }
+  drop_shadowed_channels();  // the heap holds the crossed channels' shares only, so far
   bounding_open_first_ = open_flows_.size();
   for (topo::ChannelId c : bounding_channels_) bound(c, restart_Bps);
   return true;
@@ -152,14 +153,18 @@ void MaxMinSharing::reach(topo::ChannelId channel, double restart_Bps) {
   }
   std::uint32_t kept = state.member_count;
   std::int32_t open_weight = 0;
+  std::uint32_t hash = 0;
   state.first_open = static_cast<std::uint32_t>(open_flows_.size());
   while (kept > 0 && member_rate_Bps(members[kept - 1]) >= restart_Bps) {
     const Member member = members[--kept];
+    hash = (hash ^ static_cast<std::uint32_t>(member.flow)) * 0x9E3779B1U +
+           static_cast<std::uint32_t>(member.multiplicity);
     if (member.multiplicity == 0) continue;  // removed since the last update
     open_flows_.push_back(member.flow);
     open_weight += member.multiplicity;
     discover(member.flow);
   }
+  state.open_hash = hash;
   state.written = kept;
   state.frozen_load_Bps = kept == 0 ? 0.0 : members[kept - 1].prefix_load_Bps;
   if (!narrow_) state.load_Bps = state.frozen_load_Bps;  // the plain solve writes as it goes

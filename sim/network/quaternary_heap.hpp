@@ -14,6 +14,8 @@ class QuaternaryHeap {
  public:
   void clear() { items_.clear(); }
   void push_unordered(T item) { items_.push_back(std::move(item)); }  // then call build()
+  // The items pushed so far, to edit or drop before build().
+  std::vector<T>& unordered_items() { return items_; }
   void build() {
     if (items_.size() < 2) return;
     for (std::size_t slot = (items_.size() - 2) / 4 + 1; slot-- > 0;) sift_down(slot, items_[slot]);

@@ -1,0 +1,70 @@
+// Drops from a solve's heap the shares of crossed channels that another crossed channel shadows:
+// one with the same open members (the same flows, with the same multiplicities, in the same order)
+// and the same load frozen below the restart level, and no more capacity. On the fat tree a
+// GPU's PCIe link, its NIC's PCIe link and the NIC's port carry the same flows, so about half the
+// heap was such channels, each popped at last with every flow on it frozen elsewhere.
+//
+// Why the rates do not change, bit for bit: two such channels see the same flows freeze in the
+// same order, so their frozen loads take the same values, the same sums in the same order from
+// the same start. Their shares, max(0, capacity - frozen load) / unfrozen weight, then differ
+// only in the capacity, and each step is monotone in it under rounding too, so the channel with
+// the least capacity (the least id among equal ones) never has a larger share than the other.
+// It saturates first, or at the same share, freezing the same open flows in the same order at
+// the same level; either way the other channel has no open flow left after it, and its entry
+// would only have been popped as empty. Its loads and member list are still written by the
+// freezes of its flows.
+#include <algorithm>
+#include <bit>
+
+#include "network/maxmin.hpp"
+
+namespace cs::net {
+
+void MaxMinSharing::drop_shadowed_channels() {
+  std::vector<Level>& levels = heap_.unordered_items();
+  if (levels.size() < 2) return;
+  // Open addressing over the hashes, at most half full; an entry is an index into `levels`.
+  const std::size_t mask = std::bit_ceil(2 * levels.size()) - 1;
+  shadow_table_.assign(mask + 1, -1);
+  for (std::size_t i = 0; i < levels.size(); ++i) {
+    const ChannelState& state = channels_[static_cast<std::size_t>(levels[i].key)];
+    for (std::size_t slot = state.open_hash & mask;; slot = (slot + 1) & mask) {
+      const std::int32_t other_index = shadow_table_[slot];
+      if (other_index < 0) {
+        shadow_table_[slot] = static_cast<std::int32_t>(i);
+        break;
+      }
+      Level& other = levels[static_cast<std::size_t>(other_index)];
+      const ChannelState& other_state = channels_[static_cast<std::size_t>(other.key)];
+      if (other_state.open_hash != state.open_hash || !same_open_members(state, other_state)) {
+        continue;
+      }
+      if (state.capacity_Bps < other_state.capacity_Bps ||
+          (state.capacity_Bps == other_state.capacity_Bps && levels[i].key < other.key)) {
+        other = levels[i];  // this one shadows the one listed
+      }
+      levels[i].key = -1;  // dropped below
+      break;
+    }
+  }
+  std::erase_if(levels, [](const Level& level) { return level.key < 0; });
+}
+
+bool MaxMinSharing::same_open_members(const ChannelState& x, const ChannelState& y) const {
+  const std::uint32_t count = x.member_count - x.written;
+  if (y.member_count - y.written != count || x.unfrozen_weight != y.unfrozen_weight ||
+      x.frozen_load_Bps != y.frozen_load_Bps) {
+    return false;
+  }
+  const Member* x_members = x.members.get() + x.written;
+  const Member* y_members = y.members.get() + y.written;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    if (x_members[i].flow != y_members[i].flow ||
+        x_members[i].multiplicity != y_members[i].multiplicity) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace cs::net
