@@ -183,6 +183,32 @@ TEST_CASE("a change re-solves only the flows at or above its restart level") {
   CHECK(members[1].flow == b1);
 }
 
+TEST_CASE("of two channels with the same flows, the one with less capacity binds") {
+  // A (channel 0) = 12 and B (channel 1) = 10 both carry f1 and f2; C (channel 2) = 8 carries f1
+  // and f3. C fills first at 8 / 2 = 4: f1 = f3 = 4; then B (10 - 4 = 6 left, before A's 8): f2 =
+  // 6. A and B list the same members at the same rates.
+  MaxMinSharing sharing({12, 10, 8});
+  sharing.set_narrow_search_limit(0);  // the plain search, which crosses A and B
+  const auto f1 = sharing.add(std::vector<topo::ChannelId>{0, 1, 2});
+  const auto f2 = sharing.add(std::vector<topo::ChannelId>{0, 1});
+  const auto f3 = sharing.add(std::vector<topo::ChannelId>{2});
+  sharing.update();
+  CHECK(sharing.rate_Bps(f2) == 6);
+
+  // f4 joins C: C fills at 8 / 3 (f1, f3, f4), and f2 gets what B leaves, 10 - 8/3 = 22/3 (A
+  // would leave 28/3). The re-solve crosses A and B with the same open flows and frozen load, so
+  // only B's share is queued: keeping A's instead would give f2 28/3, over B's capacity.
+  const auto f4 = sharing.add(std::vector<topo::ChannelId>{2});
+  sharing.update();
+  CHECK(sharing.rate_Bps(f1) == doctest::Approx(8.0 / 3));
+  CHECK(sharing.rate_Bps(f3) == doctest::Approx(8.0 / 3));
+  CHECK(sharing.rate_Bps(f4) == doctest::Approx(8.0 / 3));
+  CHECK(sharing.rate_Bps(f2) == doctest::Approx(22.0 / 3));
+  CHECK(sharing.load_Bps(1) == doctest::Approx(10));
+  CHECK(sharing.load_Bps(0) == doctest::Approx(10));
+  test::check_max_min(sharing, {f1, f2, f3, f4}, {kInf, kInf, kInf, kInf});
+}
+
 TEST_CASE("random flow sets: feasible, max-min optimal, incremental equals one-shot") {
   for (std::uint32_t seed = 1; seed <= 40; ++seed) {
     CAPTURE(seed);
