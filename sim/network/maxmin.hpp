@@ -107,9 +107,6 @@ class MaxMinSharing {
     std::uint32_t first_open = 0;  // solve scratch: its unfrozen flows, in open_flows_
     std::uint32_t open_count = 0;
     std::uint32_t cross_mark = 0;  // serial of the last update() whose narrow search must cross it
-    // Solve scratch: a hash of a crossed channel's members above the restart level, to find
-    // channels that have the same ones (maxmin_shadow.cpp).
-    std::uint32_t open_hash = 0;
     // Once `members` is allocated, it has at least 2^slots_log2 slots (exactly, after a growth).
     std::uint8_t slots_log2 = 0;
     bool dirty = false;
@@ -229,9 +226,12 @@ class MaxMinSharing {
   std::vector<Staged> staged_;
   std::size_t bounding_open_first_ = 0;
   std::vector<Staged> merged_;
-  QuaternaryHeap<Level, Lower> heap_;       // channel shares
-  std::vector<std::int32_t> shadow_table_;  // drop_shadowed_channels() scratch
-  std::vector<Level> caps_;                 // flow caps, sorted at the start of a solve
+  QuaternaryHeap<Level, Lower> heap_;  // channel shares
+  // drop_shadowed_channels() scratch: per queued share of a crossed channel, a hash of the
+  // channel's members above the restart level; a table of (hash, share) pairs.
+  std::vector<std::uint32_t> shadow_hashes_;
+  std::vector<std::uint64_t> shadow_table_;
+  std::vector<Level> caps_;  // flow caps, sorted at the start of a solve
   std::uint32_t visit_ = 0;
   std::uint32_t update_serial_ = 0;
   int active_flows_ = 0;

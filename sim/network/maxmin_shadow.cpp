@@ -23,22 +23,24 @@ namespace cs::net {
 void MaxMinSharing::drop_shadowed_channels() {
   std::vector<Level>& levels = heap_.unordered_items();
   if (levels.size() < 2) return;
-  // Open addressing over the hashes, at most half full; an entry is an index into `levels`.
+  // Open addressing, at most half full: an entry is a hash in the high half and 1 + an index
+  // into `levels` in the low half (0: empty), so that probes read no channel record until the
+  // hashes match.
   const std::size_t mask = std::bit_ceil(2 * levels.size()) - 1;
-  shadow_table_.assign(mask + 1, -1);
+  shadow_table_.assign(mask + 1, 0);
   for (std::size_t i = 0; i < levels.size(); ++i) {
-    const ChannelState& state = channels_[static_cast<std::size_t>(levels[i].key)];
-    for (std::size_t slot = state.open_hash & mask;; slot = (slot + 1) & mask) {
-      const std::int32_t other_index = shadow_table_[slot];
-      if (other_index < 0) {
-        shadow_table_[slot] = static_cast<std::int32_t>(i);
+    const std::uint32_t hash = shadow_hashes_[i];
+    for (std::size_t slot = hash & mask;; slot = (slot + 1) & mask) {
+      const std::uint64_t entry = shadow_table_[slot];
+      if (entry == 0) {
+        shadow_table_[slot] = (std::uint64_t{hash} << 32) | (i + 1);
         break;
       }
-      Level& other = levels[static_cast<std::size_t>(other_index)];
+      if (entry >> 32 != hash) continue;
+      Level& other = levels[static_cast<std::uint32_t>(entry) - 1];
+      const ChannelState& state = channels_[static_cast<std::size_t>(levels[i].key)];
       const ChannelState& other_state = channels_[static_cast<std::size_t>(other.key)];
-      if (other_state.open_hash != state.open_hash || !same_open_members(state, other_state)) {
-        continue;
-      }
+      if (!same_open_members(state, other_state)) continue;
       if (state.capacity_Bps < other_state.capacity_Bps ||
           (state.capacity_Bps == other_state.capacity_Bps && levels[i].key < other.key)) {
         other = levels[i];  // this one shadows the one listed

@@ -101,6 +101,7 @@ bool MaxMinSharing::collect_component(double restart_Bps, std::size_t flow_limit
   open_flows_.clear();
   freeze_order_.clear();
   heap_.clear();
+  shadow_hashes_.clear();
   caps_.clear();
   for (topo::ChannelId c : dirty_channels_) {
     if (channel_visit_[static_cast<std::size_t>(c)] != visit_) reach(c, restart_Bps);
@@ -164,11 +165,12 @@ void MaxMinSharing::reach(topo::ChannelId channel, double restart_Bps) {
     open_weight += member.multiplicity;
     discover(member.flow);
   }
-  state.open_hash = hash;
   state.written = kept;
   state.frozen_load_Bps = kept == 0 ? 0.0 : members[kept - 1].prefix_load_Bps;
   if (!narrow_) state.load_Bps = state.frozen_load_Bps;  // the plain solve writes as it goes
+  const std::size_t queued = heap_.size();
   open(channel, open_weight);
+  if (heap_.size() != queued) shadow_hashes_.push_back(hash);
 }
 
 // Software prefetches for the search and the freezes, which walk flows in an order the hardware
