@@ -176,6 +176,7 @@ class MaxMinSharing {
   void open(topo::ChannelId channel, std::int32_t open_weight);
   void queue_level(topo::ChannelId channel);
   void solve_component(double restart_Bps);
+  void rebuild_heap();
   void freeze(FlowIndex flow, double rate_Bps);
   void commit();
   void merge_bounding(topo::ChannelId channel);
@@ -232,6 +233,8 @@ class MaxMinSharing {
   std::vector<std::uint32_t> shadow_hashes_;
   std::vector<std::uint64_t> shadow_table_;
   std::vector<Level> caps_;  // flow caps, sorted at the start of a solve
+  // Channels left without open flows since the heap was last built: a bound on its dead entries.
+  std::size_t emptied_ = 0;
   std::uint32_t visit_ = 0;
   std::uint32_t update_serial_ = 0;
   int active_flows_ = 0;

@@ -47,6 +47,8 @@ constexpr int kNarrowRounds = 4;
 // The most channels of one flow prefetched ahead: a route through a fabric (about 8), where a
 // ring collective's flow crosses thousands, which would only evict each other.
 constexpr std::uint32_t kPrefetchUses = 16;
+// The smallest heap worth rebuilding once half its channels may have no open flow left.
+constexpr std::size_t kRebuildAtLeast = 64;
 
 }  // namespace
 
@@ -235,11 +237,13 @@ void MaxMinSharing::solve_component(double restart_Bps) {
   std::sort(caps_.begin(), caps_.end(), Lower{});
   std::size_t next_cap = 0;
   heap_.build();
+  emptied_ = 0;
   // Levels never fall in exact arithmetic; the floor keeps rounding from breaking the members'
   // rate order.
   double floor_Bps = std::isfinite(restart_Bps) ? restart_Bps : 0.0;
   std::size_t frozen = 0;
   while (frozen < component_flows_.size() && (!heap_.empty() || next_cap < caps_.size())) {
+    if (emptied_ * 2 > heap_.size() && heap_.size() >= kRebuildAtLeast) rebuild_heap();
     if (!heap_.empty()) {
       const Level level = heap_.top();
       const ChannelState& state = channels_[static_cast<std::size_t>(level.key)];
@@ -284,6 +288,23 @@ void MaxMinSharing::solve_component(double restart_Bps) {
                 " flows without a rate");
 }
 
+// Drops the entries of channels left without open flows and raises the others to their current
+// shares, at once instead of one pop or re-key each. An entry keeps its key where rounding put the
+// current share below it, as the lazy re-key would leave it until it came to the top, so the
+// channels saturate in the same order as without the rebuild.
+void MaxMinSharing::rebuild_heap() {
+  std::erase_if(heap_.unordered_items(), [this](Level& level) {
+    const ChannelState& state = channels_[static_cast<std::size_t>(level.key)];
+    if (state.unfrozen_weight == 0) return true;
+    const double share = std::max(0.0, state.capacity_Bps - state.frozen_load_Bps) /
+                         static_cast<double>(state.unfrozen_weight);
+    level.rate_Bps = std::max(level.rate_Bps, share);
+    return false;
+  });
+  heap_.build();
+  emptied_ = 0;
+}
+
 // Gives the flow its rate. The plain solve writes it next in each of its channels' member lists
 // at once; the narrow one keeps it in the solve scratch until commit(), since a round may be
 // dropped.
@@ -299,6 +320,7 @@ void MaxMinSharing::freeze(FlowIndex index, double rate_Bps) {
       const double load = use->multiplicity * rate_Bps;
       if (std::isfinite(load)) state.frozen_load_Bps += load;
       state.unfrozen_weight -= use->multiplicity;
+      if (state.unfrozen_weight == 0) ++emptied_;
     }
     return;
   }
@@ -310,6 +332,7 @@ void MaxMinSharing::freeze(FlowIndex index, double rate_Bps) {
     if (std::isfinite(load)) state.frozen_load_Bps += load;
     state.load_Bps += load;
     state.unfrozen_weight -= use.multiplicity;
+    if (state.unfrozen_weight == 0) ++emptied_;
     const std::uint32_t slot = state.written++;
     state.members[slot] = Member{index, use.multiplicity, state.frozen_load_Bps};
     slot_pool_[flow.first_use + u] = slot;

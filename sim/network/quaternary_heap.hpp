@@ -14,7 +14,7 @@ class QuaternaryHeap {
  public:
   void clear() { items_.clear(); }
   void push_unordered(T item) { items_.push_back(std::move(item)); }  // then call build()
-  // The items pushed so far, to edit or drop before build().
+  // The items, to edit or drop before build() (again).
   std::vector<T>& unordered_items() { return items_; }
   void build() {
     if (items_.size() < 2) return;
