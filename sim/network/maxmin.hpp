@@ -92,7 +92,7 @@ class MaxMinSharing {
   // block, allocated afresh and faulted in page by page on every simulation (a 16k-GPU ring
   // all-reduce: 9k page faults, a third of its time), where small blocks are reused by the
   // allocator.
-  struct alignas(64) ChannelState {
+  struct ChannelState {
     double capacity_Bps = 0;
     double load_Bps = 0;                // sum of multiplicity x rate, as of the last update()
     double frozen_load_Bps = 0;         // solve scratch: finite load of the flows frozen so far
@@ -113,7 +113,7 @@ class MaxMinSharing {
     bool crossed = false;  // solve scratch: the search crossed it (else it bounds)
     std::uint32_t slot_count() const { return members ? std::uint32_t{1} << slots_log2 : 0; }
   };
-  static_assert(sizeof(ChannelState) == 64, "a channel's hot figures fill one cache line");
+  static_assert(sizeof(ChannelState) <= 64, "a channel's hot figures fit one cache line");
   // A flow's uses and member slots sit in pools, [first_use, first_use + use_count), so a solve
   // walks contiguous memory instead of one allocation per flow.
   struct FlowState {
