@@ -1,10 +1,11 @@
 // Drops from a solve's heap the shares of crossed channels that another crossed channel shadows:
 // one with the same open members (the same flows, with the same multiplicities, in the same order)
 // and the same load frozen below the restart level, and no more capacity. On the fat tree a
-// GPU's PCIe link, its NIC's PCIe link and the NIC's port carry the same flows, so about half the
-// heap was such channels, each popped at last with every flow on it frozen elsewhere.
+// GPU's PCIe link, its NIC's PCIe link and the NIC's port carry the same flows: with 10k flows
+// the heap of an update held 5.0k shares, 1.4k of them shadowed (counted), each popped at last
+// with every flow on it frozen elsewhere.
 //
-// Why the rates do not change, bit for bit: two such channels see the same flows freeze in the
+// Why the rates do not change: two such channels see the same flows freeze in the
 // same order, so their frozen loads take the same values, the same sums in the same order from
 // the same start. Their shares, max(0, capacity - frozen load) / unfrozen weight, then differ
 // only in the capacity, and each step is monotone in it under rounding too, so the channel with
@@ -12,7 +13,11 @@
 // It saturates first, or at the same share, freezing the same open flows in the same order at
 // the same level; either way the other channel has no open flow left after it, and its entry
 // would only have been popped as empty. Its loads and member list are still written by the
-// freezes of its flows.
+// freezes of its flows. Bit for bit, too, but for one case: where rounding gives the two
+// different capacities the same share and the dropped one the lower id, a third channel of that
+// very share may now saturate between them: the flows frozen at that level get the same rate,
+// but loads are summed in another order, which can move later levels in their last bit. (The churn
+// check of a re-solve against the solver before this file, and the goldens, came out identical.)
 #include <algorithm>
 #include <bit>
 

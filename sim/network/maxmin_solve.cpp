@@ -118,18 +118,22 @@ bool MaxMinSharing::collect_component(double restart_Bps, std::size_t flow_limit
   }
   for (std::size_t next = 0; next < component_flows_.size(); ++next) {
     if (component_flows_.size() > flow_limit) return false;
-    prefetch_uses(component_flows_, next + 4);
-    prefetch_unvisited_channels(component_flows_, next + 1);
     const FlowIndex index = component_flows_[next];
     const FlowState& flow = flows_[static_cast<std::size_t>(index)];
     const ChannelUse* use = use_pool_.data() + flow.first_use;
-    for (const ChannelUse* end = use + std::min(flow.use_count, kPrefetchUses); use != end; ++use) {
-      const auto c = static_cast<std::size_t>(use->channel);
-      if (channel_visit_[c] != visit_) {  // its top members, which reach() reads first
-        __builtin_prefetch(channels_[c].members.get() + channels_[c].member_count - 1);
+    if (!narrow_) {  // the narrow search gathers few flows: their data stays in cache
+      prefetch_uses(component_flows_, next + 4);
+      prefetch_unvisited_channels(component_flows_, next + 1);
+      for (const ChannelUse* end = use + std::min(flow.use_count, kPrefetchUses); use != end;
+           ++use) {
+        const ChannelState& state = channels_[static_cast<std::size_t>(use->channel)];
+        if (channel_visit_[static_cast<std::size_t>(use->channel)] != visit_ &&
+            state.member_count > 0) {  // its top members, which reach() reads first
+          __builtin_prefetch(state.members.get() + state.member_count - 1);
+        }
       }
+      use = use_pool_.data() + flow.first_use;
     }
-    use = use_pool_.data() + flow.first_use;
     for (const ChannelUse* end = use + flow.use_count; use != end; ++use) {
       if (channel_visit_[static_cast<std::size_t>(use->channel)] != visit_) {
         reach(use->channel, restart_Bps);
@@ -137,7 +141,9 @@ bool MaxMinSharing::collect_component(double restart_Bps, std::size_t flow_limit
     }
     if (std::isfinite(flow.max_rate_Bps)) caps_.push_back(Level{flow.max_rate_Bps, index});
   }
-  drop_shadowed_channels();  // the heap holds the crossed channels' shares only, so far
+  // The heap holds the crossed channels' shares only, so far: in a narrow search, the few
+  // changed ones.
+  if (!narrow_) drop_shadowed_channels();
   bounding_open_first_ = open_flows_.size();
   for (topo::ChannelId c : bounding_channels_) bound(c, restart_Bps);
   return true;
