@@ -36,6 +36,7 @@ struct CollArgs {
   bool nvls = false;
   std::string fidelity = "flow";
   std::string calibration;
+  bool host_paced = false;
   bool csv = false;
   bool json = false;
 };
@@ -150,16 +151,30 @@ void run_coll(const CollArgs& a) {
   // A calibration file replaces NCCL's priors with the fit for this collective and sets the
   // fitted link efficiencies and latencies on the cluster before its graph is built.
   coll::NcclParams params = coll::nccl_priors(coll::comm_arch(cluster, ranks));
+  if (a.host_paced && a.calibration.empty())
+    throw InputError("key 'host-paced': needs --calibration (the host floor is fitted)");
+  cal::HostFloors floors;
   if (!a.calibration.empty()) {
     const cal::Calibration calibration = cal::load_calibration(a.calibration);
     cal::apply_links(calibration, cluster);
     const cal::NcclFit& fit = cal::nccl_fit_for(calibration, coll::to_string(*op));
     cal::apply_op_links(fit, cluster);
     params = fit.params;
+    floors = fit.host_floors;
   }
   const topo::ClusterGraph graph(cluster);
   coll::Communicator comm(graph, ranks, params);
-  const std::vector<coll::SweepRow> rows = coll::sweep(comm, *op, sizes, *dtype, options, fidelity);
+  std::vector<coll::SweepRow> rows = coll::sweep(comm, *op, sizes, *dtype, options, fidelity);
+  // nccl-tests' timing: each call costs the longer of the host's launch floor (the default runs'
+  // floor at this rank count, fit_host_floor.hpp) and the GPUs' time.
+  if (a.host_paced) {
+    const int n = static_cast<int>(ranks.size());
+    for (coll::SweepRow& r : rows) {
+      r.time_us = floors.host_paced_us("default", n, r.time_us);
+      r.algbw_GBps = r.bytes / (r.time_us * 1e3);
+      r.busbw_GBps = r.algbw_GBps * coll::busbw_factor(*op, n);
+    }
+  }
   const coll::CommShape& shape = comm.layout().shape;
 
   if (a.json) {
@@ -172,6 +187,7 @@ void run_coll(const CollArgs& a) {
     out["dtype"] = dtype->name;
     out["fidelity"] = a.fidelity;
     out["params"] = comm.params().source;
+    out["host_paced"] = a.host_paced;
     out["rows"] = nlohmann::json::array();
     for (const auto& r : rows) {
       out["rows"].push_back({{"size_bytes", r.bytes},
@@ -204,8 +220,13 @@ void run_coll(const CollArgs& a) {
   }
   std::cout << "# clustersim coll: " << coll::to_string(*op) << " on " << cluster.name << ", "
             << shape.n_ranks << " ranks on " << shape.n_nodes << " node(s), fidelity " << a.fidelity
-            << ", " << comm.params().source << "\n"
-            << "# ring graph: " << shape.ring.n_channels << " channels x "
+            << ", " << comm.params().source << "\n";
+  if (a.host_paced) {
+    std::cout << "# host-paced: each call max(host floor "
+              << floors.at("default", static_cast<int>(ranks.size()))
+              << " us, the GPUs' time), as nccl-tests times it\n";
+  }
+  std::cout << "# ring graph: " << shape.ring.n_channels << " channels x "
             << shape.ring.bw_intra_GBps << " GB/s, run on "
             << std::min(shape.ring.n_channels * comm.params().runtime_channel_multiplier,
                         comm.params().max_channels)
@@ -246,6 +267,9 @@ void add_coll_command(CLI::App& app) {
   cmd->add_option("--fidelity", args->fidelity, "Network model: flow (congestion) or analytical");
   cmd->add_option("--calibration", args->calibration,
                   "Calibration file (clustersim fit): fitted NCCL parameters and link figures");
+  cmd->add_flag("--host-paced", args->host_paced,
+                "Time calls as nccl-tests does, one host thread launching every rank: each "
+                "takes max(the calibration's host floor, the GPUs' time); needs --calibration");
   cmd->add_flag("--csv", args->csv, "Print CSV");
   cmd->add_flag("--json", args->json, "Print JSON");
   cmd->callback([args] { run_coll(*args); });

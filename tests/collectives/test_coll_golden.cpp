@@ -3,6 +3,7 @@
 // message.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -10,6 +11,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "support/cli_run.hpp"
 
@@ -95,6 +98,7 @@ TEST_CASE("clustersim coll rejects bad input with exit status 2") {
       {dgx + "-b 8 -e 1x", "maxbytes"},
       {dgx + "--fidelity packet", "unknown fidelity 'packet'"},
       {dgx + "--op allgather --algo tree", "no algorithm/protocol available"},
+      {dgx + "--host-paced", "key 'host-paced': needs --calibration"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.args);
@@ -122,4 +126,48 @@ TEST_CASE("clustersim coll honours NCCL_ALGO / NCCL_PROTO / NCCL_NVLS_ENABLE; fl
   const CommandResult bad = run(args, "NCCL_ALGO=bogus");
   CHECK(bad.status == 2);
   CHECK(bad.output.find("NCCL_ALGO") != std::string::npos);
+}
+
+// --host-paced: every row takes max(the calibration's host floor, the GPUs' time), the floor read
+// here from the calibration file itself: the default runs' all-reduce floor at 2 ranks, and at 3
+// ranks halfway between the fitted 2- and 4-rank floors.
+TEST_CASE("clustersim coll --host-paced times each call as max(host floor, GPU time)") {
+  const std::string cal =
+      std::string(CLUSTERSIM_SOURCE_DIR) + "/calibrate/data/h200x4/calibration.json";
+  const nlohmann::json file = nlohmann::json::parse(cs::test::read_text_file(cal));
+  double floor2 = 0;
+  double floor4 = 0;
+  for (const auto& fit : file["nccl_by_op"]) {
+    if (fit["op"] != "allreduce") continue;
+    for (const auto& f : fit["host_floors"]) {
+      if (f["config"] != "default") continue;
+      if (f["n_ranks"] == 2) floor2 = f["floor_us"];
+      if (f["n_ranks"] == 4) floor4 = f["floor_us"];
+    }
+  }
+  REQUIRE(floor2 > 0);
+  REQUIRE(floor4 > floor2);
+  for (const int n : {2, 3}) {
+    CAPTURE(n);
+    const double floor = n == 2 ? floor2 : 0.5 * (floor2 + floor4);
+    const std::string args = topo("h200-4gpu.yaml") + "--op allreduce -n " + std::to_string(n) +
+                             " -b 8 -e 64M -f 8 --json --calibration '" + cal + "'";
+    const CommandResult gpu = run(args);
+    const CommandResult paced = run(args + " --host-paced");
+    REQUIRE(gpu.status == 0);
+    REQUIRE(paced.status == 0);
+    const auto a = nlohmann::json::parse(gpu.output)["rows"];
+    const auto b = nlohmann::json::parse(paced.output)["rows"];
+    REQUIRE(a.size() == b.size());
+    int floored = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      const double t = a[i]["time_us"];
+      CHECK(b[i]["time_us"].get<double>() == doctest::Approx(std::max(floor, t)));
+      CHECK(b[i]["busbw_GBps"].get<double>() <= a[i]["busbw_GBps"].get<double>());
+      floored += t < floor;
+    }
+    // Both regimes occur: small calls on the floor, 64 MiB on the GPUs.
+    CHECK(floored > 0);
+    CHECK(b.back()["time_us"].get<double>() == a.back()["time_us"].get<double>());
+  }
 }
