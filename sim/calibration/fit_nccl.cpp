@@ -224,9 +224,11 @@ NcclFit fit_nccl(const Measurements& data, const Split& split, const topo::Clust
     if (n >= 2 && !split.rank_held_out(n)) largest_training = std::max(largest_training, n);
   }
   if (largest_training == 0) return out;
+  // The floors of the collectives this fit reads (rows_for()): `op`'s, or every op's.
   FloorsByOp floors;
   for (const NcclPoint& p : data.nccl) {
-    if (!floors.count(p.op)) floors[p.op] = fit_host_floors(data, split, p.op);
+    if ((op.empty() || p.op == op) && !floors.count(p.op))
+      floors[p.op] = fit_host_floors(data, split, p.op);
   }
   if (!op.empty() && floors.count(op)) out.host_floors = floors.at(op);
   const bool fixed_latency =
