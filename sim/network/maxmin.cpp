@@ -1,6 +1,7 @@
 // The max-min solver's flows: added and removed between updates, their channel uses in one pool.
 // The member lists are in maxmin_members.cpp, the restart level in maxmin_restart.cpp, the solve
-// in maxmin_solve.cpp, the narrow search's own steps in maxmin_narrow.cpp, the solve of a batch
+// in maxmin_solve.cpp and its search in maxmin_search.cpp, the narrow search's own steps in
+// maxmin_narrow.cpp, the solve of a batch
 // of flows on empty channels in maxmin_fresh.cpp and the channels a solve need not queue in
 // maxmin_shadow.cpp.
 #include "network/maxmin.hpp"
