@@ -108,6 +108,8 @@ json nccl_params_json(const NcclParams& p) {
   j["p2p_multi_peer_latency_us"] = p.p2p_multi_peer_latency_us;
   j["p2p_unaligned_per_channel_GBps"] = p.p2p_unaligned_per_channel_GBps;
   j["p2p_unaligned_gpu_GBps"] = p.p2p_unaligned_gpu_GBps;
+  j["ring_misaligned_slowdown"] = {row(p.ring_misaligned_slowdown[0]),
+                                   row(p.ring_misaligned_slowdown[1])};
   return j;
 }
 
@@ -169,6 +171,10 @@ NcclParams nccl_params_from_json(const json& j, const std::string& file) {
   p.p2p_multi_peer_latency_us = num("p2p_multi_peer_latency_us");
   p.p2p_unaligned_per_channel_GBps = num("p2p_unaligned_per_channel_GBps");
   p.p2p_unaligned_gpu_GBps = num("p2p_unaligned_gpu_GBps");
+  r.fill2(r.at("ring_misaligned_slowdown"), "ring_misaligned_slowdown", p.ring_misaligned_slowdown);
+  for (const auto& op_row : p.ring_misaligned_slowdown)
+    for (double f : op_row)
+      if (!(f >= 1.0)) r.fail("ring_misaligned_slowdown", "factors must be at least 1");
   if (p.p2p_max_channels < 1 || p.p2p_net_channels_per_peer < 1 || !(p.p2p_nvl_chunk_bytes > 0) ||
       !(p.p2p_net_chunk_bytes > 0))
     r.fail("p2p_max_channels", "p2p channel counts and chunk sizes must be positive");

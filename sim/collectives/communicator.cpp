@@ -8,6 +8,7 @@
 #include <numeric>
 #include <string>
 
+#include "collectives/ring_alignment.hpp"
 #include "core/error.hpp"
 #include "network/analytical_network.hpp"
 #include "network/flow_network.hpp"
@@ -159,10 +160,13 @@ void Communicator::run(EventQueue& queue, net::NetworkModel& network, const Coll
           const double edge_bytes = pipeline                    ? S
                                     : call.op == Op::all_reduce ? S * 2.0 * (n - 1) / n
                                                                 : S * (n - 1.0) / n;
+          // Misaligned all-gather / reduce-scatter chunks copy with narrower packs.
+          const double cap_Bps = per_channel_bus_Bps /
+                                 ring_misaligned_factor(call.op, ch.estimate.proto, S, n, params_);
           for (int c = 0; c < ch.n_channels; ++c) {
             const ChannelList& p =
                 pipeline ? path(PathKind::chain, c, call.root) : path(PathKind::ring, c, 0);
-            pass.push_back(spec(p, edge_bytes / nc, latency, per_channel_bus_Bps));
+            pass.push_back(spec(p, edge_bytes / nc, latency, cap_Bps));
           }
           break;
         }

@@ -81,6 +81,11 @@ struct NcclParams {
   double p2p_unaligned_per_channel_GBps = 0;
   double p2p_unaligned_gpu_GBps = 0;
 
+  // Ring all-gather (row 0) and reduce-scatter (row 1) with per-rank chunks that are not 16-byte
+  // aligned, per protocol: the factor on the bandwidth time when every ring step copies between
+  // buffers of different alignment (collectives/ring_alignment.hpp); 1 = no penalty.
+  double ring_misaligned_slowdown[2][kProtoCount] = {{1.0, 1.0, 1.0}, {1.0, 1.0, 1.0}};
+
   // Channels shrink while bytes < nChannels * nThreads * threshold (threshold x nRanks for ring
   // LL).
   int max_threads[kProtoCount] = {};

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "collectives/ring_alignment.hpp"
+
 namespace cs::coll {
 namespace {
 
@@ -49,8 +51,7 @@ bool p2p_uses_ll(double bytes, int part_channels, const NcclParams& params) {
 }
 
 bool p2p_aligned(Op op, double bytes, int n_ranks) {
-  if (op != Op::all_to_all || n_ranks <= 1) return true;
-  return std::fmod(bytes / n_ranks, 16.0) == 0.0;
+  return op != Op::all_to_all || rank_chunks_aligned(op, bytes, n_ranks);
 }
 
 int p2p_sends(Op op, int n_ranks) {

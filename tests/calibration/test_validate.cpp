@@ -123,6 +123,17 @@ TEST_CASE("a broken calibration file names the key") {
     message = e.what();
   }
   CHECK(message == "c.json: key 'machine.name': missing");
+
+  // A misaligned-chunk factor below 1 would make misaligned copies faster than aligned ones.
+  nlohmann::json j = nlohmann::json::parse(read_text(kData + "/calibration.json"));
+  j["nccl"]["params"]["ring_misaligned_slowdown"][0][2] = 0.9;
+  message.clear();
+  try {
+    parse_calibration(j.dump(), "c.json");
+  } catch (const cs::InputError& e) {
+    message = e.what();
+  }
+  CHECK(message == "c.json: key 'nccl.ring_misaligned_slowdown': factors must be at least 1");
 }
 
 TEST_CASE("validate has a row per (collective, rank count) of the default runs") {

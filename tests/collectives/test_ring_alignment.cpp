@@ -1,0 +1,88 @@
+// Ring all-gather / reduce-scatter with per-rank chunks that are not multiples of 16 bytes: which
+// calls are misaligned, the factor on their bandwidth time, and the simulated times, by hand.
+#include <doctest/doctest.h>
+
+#include "coll_fixtures.hpp"
+#include "collectives/communicator.hpp"
+#include "collectives/ring_alignment.hpp"
+
+using namespace cs;
+using namespace cs::coll;
+
+namespace {
+
+CollectiveCall ring_simple(Op op, double bytes) {
+  CollectiveCall call;
+  call.op = op;
+  call.bytes = bytes;
+  call.options.algo_mask = 1u << index_of(Algo::ring);
+  call.options.proto_mask = 1u << index_of(Proto::simple);
+  return call;
+}
+
+std::vector<int> first_ranks(int n) {
+  std::vector<int> r;
+  for (int i = 0; i < n; ++i) r.push_back(i);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("which collectives have misaligned per-rank chunks") {
+  CHECK(rank_chunks_aligned(Op::all_gather, 32, 2));                    // 16 B per rank
+  CHECK_FALSE(rank_chunks_aligned(Op::all_gather, 40, 2));              // 20 B: 4 mod 16
+  CHECK_FALSE(rank_chunks_aligned(Op::reduce_scatter, 1073741820, 3));  // 357913940 B: 4 mod 16
+  CHECK_FALSE(rank_chunks_aligned(Op::all_gather, 536870904, 3));       // 178956968 B: 8 mod 16
+  CHECK(rank_chunks_aligned(Op::all_gather, 48, 3));                    // 16 B per rank
+  CHECK(rank_chunks_aligned(Op::all_reduce, 1001, 3));                  // no per-rank chunks
+  CHECK(rank_chunks_aligned(Op::broadcast, 1001, 3));
+  CHECK_FALSE(rank_chunks_aligned(Op::all_to_all, 40, 2));
+}
+
+TEST_CASE("the misaligned factor: the measured every-step slowdown times the step share") {
+  const NcclParams prm = nccl_priors(GpuArch::hopper);
+  // Hopper priors (h200x2-align): all-gather Simple 1.60, reduce-scatter LL128 1.22.
+  REQUIRE(prm.ring_misaligned_slowdown[0][index_of(Proto::simple)] == 1.60);
+  REQUIRE(prm.ring_misaligned_slowdown[1][index_of(Proto::ll128)] == 1.22);
+  // Two ranks, one step, all of it misaligned: the factor itself.
+  CHECK(ring_misaligned_factor(Op::all_gather, Proto::simple, 40, 2, prm) == 1.60);
+  // Three ranks: 1 of 2 steps, 1 + 0.60 / 2 = 1.30; four: 1 + 0.60 / 3 = 1.20.
+  CHECK(ring_misaligned_factor(Op::all_gather, Proto::simple, 60, 3, prm) ==
+        doctest::Approx(1.30).epsilon(1e-12));
+  CHECK(ring_misaligned_factor(Op::all_gather, Proto::simple, 80 + 16, 4, prm) ==
+        doctest::Approx(1.20).epsilon(1e-12));  // 24 B per rank: 8 mod 16
+  CHECK(ring_misaligned_factor(Op::reduce_scatter, Proto::ll128, 60, 3, prm) ==
+        doctest::Approx(1.11).epsilon(1e-12));
+  // Aligned chunks, ops without per-rank chunks, and other generations: no penalty.
+  CHECK(ring_misaligned_factor(Op::all_gather, Proto::simple, 64, 2, prm) == 1.0);
+  CHECK(ring_misaligned_factor(Op::all_reduce, Proto::simple, 40, 2, prm) == 1.0);
+  CHECK(ring_misaligned_factor(Op::all_gather, Proto::simple, 40, 2,
+                               nccl_priors(GpuArch::ampere)) == 1.0);
+}
+
+// The server of test_ring_simulation: ring Simple busBw 360 GB/s over 24 channel flows of 15 GB/s
+// each, below the 450 GB/s NVLink, so the per-channel cap paces every flow.
+TEST_CASE("a misaligned all-gather's channels run at the aligned cap over the factor") {
+  const topo::Cluster cluster = testing::nvswitch_cluster(1, testing::ServerSpec{4, 1.0, 0.5});
+  const topo::ClusterGraph graph(cluster);
+  const NcclParams prm = nccl_priors(GpuArch::hopper);
+  // Two ranks, 1.2e9 B (6e8 B per rank: 0 mod 16): edge bytes S / 2 = 6e8 B at busBw 360 GB/s ->
+  // 1666.667 us; latency 8.4 + 1 x 3.4 = 11.8 us.
+  Communicator pair(graph, first_ranks(2), prm);
+  const double aligned =
+      simulate_alone(pair, ring_simple(Op::all_gather, 1.2e9), Fidelity::flow).time_us();
+  CHECK(aligned == doctest::Approx(11.8 + 6e8 / 360e9 * 1e6).epsilon(1e-6));
+  // 1.2e9 + 8 B: 600000004 B per rank, 4 mod 16. Edge bytes 600000004 at 360 / 1.60 = 225 GB/s
+  // -> 2666.66668 us.
+  const double misaligned =
+      simulate_alone(pair, ring_simple(Op::all_gather, 1.2e9 + 8), Fidelity::flow).time_us();
+  CHECK(misaligned == doctest::Approx(11.8 + 600000004.0 / 225e9 * 1e6).epsilon(1e-6));
+  // Three ranks, 1.2e9 + 12 B (400000004 B per rank): edge bytes 2/3 S = 800000008 B at
+  // 360 / 1.30 GB/s -> 2888.8889 us; latency 8.4 + 2 x 3.4 = 15.2 us. The all-reduce of the same
+  // size has no per-rank chunks and keeps the aligned rate: 2(n-1)/n S = 1600000016 B at 360 GB/s.
+  Communicator three(graph, first_ranks(3), prm);
+  CHECK(simulate_alone(three, ring_simple(Op::all_gather, 1.2e9 + 12), Fidelity::flow).time_us() ==
+        doctest::Approx(15.2 + 800000008.0 * 1.30 / 360e9 * 1e6).epsilon(1e-6));
+  CHECK(simulate_alone(three, ring_simple(Op::all_reduce, 1.2e9 + 12), Fidelity::flow).time_us() ==
+        doctest::Approx(8.4 + 4 * 3.4 + 1600000016.0 / 360e9 * 1e6).epsilon(1e-6));
+}
