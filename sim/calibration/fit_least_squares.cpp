@@ -37,6 +37,24 @@ bool solve(std::vector<std::vector<double>> a, std::vector<double> b, std::vecto
   return true;
 }
 
+// The last pivot of the symmetric matrix a restricted to `cols` (in that order), after Gaussian
+// elimination of the ones before it: how much of the last column the others do not explain.
+double schur_pivot(const std::vector<std::vector<double>>& a,
+                   const std::vector<std::size_t>& cols) {
+  const std::size_t n = cols.size();
+  std::vector<std::vector<double>> m(n, std::vector<double>(n));
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) m[i][j] = a[cols[i]][cols[j]];
+  for (std::size_t col = 0; col + 1 < n; ++col) {
+    if (!(std::fabs(m[col][col]) > 0)) return 0.0;
+    for (std::size_t r = col + 1; r < n; ++r) {
+      const double f = m[r][col] / m[col][col];
+      for (std::size_t k = col; k < n; ++k) m[r][k] -= f * m[col][k];
+    }
+  }
+  return m[n - 1][n - 1];
+}
+
 // Least squares over the free unknowns only; the others are zero.
 std::vector<double> fit_free(const std::vector<FitRow>& rows, const std::vector<bool>& free) {
   const std::size_t k = free.size();
@@ -66,15 +84,27 @@ std::vector<double> fit_free(const std::vector<FitRow>& rows, const std::vector<
         a[i][j] += row.weight * xi * row.x[idx[j]] / row.t / scale[j];
     }
   }
-  std::vector<double> c;
-  if (!solve(a, b, c)) {
-    // Collinear regressors (e.g. one size only): keep the strongest unknown alone.
-    std::size_t best = 0;
-    for (std::size_t i = 1; i < idx.size(); ++i) {
-      if (a[i][i] > a[best][best]) best = i;
+  // Collinear regressors (one rank count makes the latency's hop count a constant, like the
+  // base's column): each unknown, in order, is kept only if its column adds something to the
+  // ones kept before it, i.e. its normal-matrix pivot after eliminating them is not ~0.
+  std::vector<std::size_t> kept;
+  for (std::size_t i = 0; i < idx.size(); ++i) {
+    if (!(a[i][i] > 0)) continue;
+    std::vector<std::size_t> trial = kept;
+    trial.push_back(i);
+    if (schur_pivot(a, trial) > 1e-9 * a[i][i]) kept = std::move(trial);
+  }
+  std::vector<double> c(idx.size(), 0.0);
+  if (!kept.empty()) {
+    std::vector<std::vector<double>> ak(kept.size(), std::vector<double>(kept.size()));
+    std::vector<double> bk(kept.size()), ck;
+    for (std::size_t i = 0; i < kept.size(); ++i) {
+      bk[i] = b[kept[i]];
+      for (std::size_t j = 0; j < kept.size(); ++j) ak[i][j] = a[kept[i]][kept[j]];
     }
-    c.assign(idx.size(), 0.0);
-    c[best] = a[best][best] > 0 ? b[best] / a[best][best] : 0.0;
+    if (solve(ak, bk, ck)) {
+      for (std::size_t i = 0; i < kept.size(); ++i) c[kept[i]] = ck[i];
+    }
   }
   for (std::size_t i = 0; i < idx.size(); ++i) coef[idx[i]] = c[i] / scale[i];
   return coef;

@@ -49,3 +49,16 @@ TEST_CASE("the robust fit follows the majority past an outlier") {
   const auto plain = fit_relative(rows);
   CHECK(std::fabs(plain.coef[1] - 1.0) > std::fabs(robust.coef[1] - 1.0));
 }
+
+TEST_CASE("a regressor that repeats an earlier one is dropped, the others still fitted") {
+  // One rank count: the hop-count column (always 1 here) equals the base's column. The line
+  // t = 5 + x / 2 at x = 2, 20, 200 (t = 6, 15, 105) must still give the slope: the base takes
+  // the 5 us, the repeated column 0, the bytes 0.5 us per unit.
+  const auto fit = fit_relative({{{1.0, 1.0, 2.0}, 6.0},  //
+                                 {{1.0, 1.0, 20.0}, 15.0},
+                                 {{1.0, 1.0, 200.0}, 105.0}});
+  CHECK(fit.coef[0] == doctest::Approx(5.0));
+  CHECK(fit.coef[1] == 0.0);
+  CHECK(fit.coef[2] == doctest::Approx(0.5));
+  CHECK(fit.rms_rel_error == doctest::Approx(0.0).epsilon(1e-9));
+}
