@@ -3,7 +3,8 @@
 # and reduce-scatter (whose per-rank chunks sit at rank x chunk in the gathered buffer), with
 # all-reduce and broadcast as controls (one buffer, no per-rank offsets), each as NCCL chooses and
 # forced to Ring LL / LL128 / Simple. OFF = 0 is the plain ladder; OFF = 1 adds one float to every
-# rank's count, so chunk bytes are 4 mod 16; OFF = 4 is 16-byte aligned again (a second control).
+# rank's count, so chunk bytes are 4 mod 16; OFF = 2 makes them 8 mod 16; OFF = 4 is 16-byte
+# aligned again (a second control).
 # Every size is gated (GPU time, no host floor). One folder per offset under $OUT (or
 # /tmp/probe-align), each readable as a measurement folder, with NCCL's TUNING log per run.
 #   calibrate/probe_align.sh    (on a machine of 2 or more GPUs, from the repository root)
@@ -29,10 +30,10 @@ run() {  # OFFSET CONFIG OPS
   echo "off$off $config rc=$? $(($(date +%s) - t0)) s" | tee -a "$out/stages.txt"
   gzip -f "$dir/nccl-$tag.log" 2>/dev/null
 }
-for off in 0 1 4; do
+for off in 0 1 2 4; do
   run "$off" default allgather,reducescatter,allreduce,broadcast
 done
-for off in 0 1; do
+for off in 0 1 2; do
   for config in Ring/LL Ring/LL128 Ring/Simple; do
     run "$off" "$config" allgather,reducescatter
   done

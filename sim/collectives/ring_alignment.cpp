@@ -12,9 +12,13 @@ bool rank_chunks_aligned(Op op, double bytes, int n_ranks) {
   return std::fmod(bytes / n_ranks, 16.0) == 0.0;
 }
 
-double ring_misaligned_step_share(Op op, int n_ranks) {
-  if (n_ranks <= 1 || (op != Op::all_gather && op != Op::reduce_scatter)) return 0.0;
-  return 1.0 / (n_ranks - 1);
+int misaligned_chunks(double bytes, int n_ranks) {
+  const double chunk = bytes / n_ranks;
+  int m = 0;
+  for (int r = 1; r < n_ranks; ++r) {
+    if (std::fmod(r * chunk, 16.0) != 0.0) ++m;
+  }
+  return m;
 }
 
 double ring_misaligned_factor(Op op, Proto proto, double bytes, int n_ranks,
@@ -23,7 +27,7 @@ double ring_misaligned_factor(Op op, Proto proto, double bytes, int n_ranks,
   if (rank_chunks_aligned(op, bytes, n_ranks)) return 1.0;
   const int row = op == Op::all_gather ? 0 : 1;
   const double slowdown = params.ring_misaligned_slowdown[row][index_of(proto)];
-  return 1.0 + (slowdown - 1.0) * ring_misaligned_step_share(op, n_ranks);
+  return 1.0 + (slowdown - 1.0) * misaligned_chunks(bytes, n_ranks) / (n_ranks - 1);
 }
 
 }  // namespace cs::coll

@@ -8,23 +8,25 @@ namespace cs::coll {
 
 // Whether a collective's per-rank chunks (S / n for all-gather, reduce-scatter and all-to-all;
 // the whole buffer otherwise) start at multiples of 16 bytes in the full buffer. NCCL's
-// reduceCopy moves 16-byte packs only between pointers that share their alignment.
+// reduceCopy (src/device/common_kernel.h) moves 16-byte packs only when every source and
+// destination pointer is 16-byte aligned, and one element per load otherwise.
 bool rank_chunks_aligned(Op op, double bytes, int n_ranks);
 
-// Share of a ring's n - 1 steps that pay the misaligned copy rate: 1 / (n - 1). Two ranks
-// (one step) are measured (calibrate/data/h200x2-align). Beyond two ranks it is a hypothesis
-// from the data path of NCCL's all-gather kernel (src/device/all_gather.h) in one process,
-// where peers write into each other's buffers directly: step 0 copies the rank's input
-// (offset 0 of its own buffer) to r x chunk of the gathered buffers, while the later steps
-// forward chunk c from one gathered buffer to the same offset of the next, so source and
-// destination share their misalignment. Reduce-scatter is given the same share without such an
-// argument (its every step reads the input at a chunk offset); on the held-out 3-rank points of
-// calibrate/data/h200x4 it slows down less than even that.
-double ring_misaligned_step_share(Op op, int n_ranks);
+// Chunks of the full buffer that start off a 16-byte boundary: ranks r in 1..n-1 with
+// r x (S / n) not a multiple of 16 (chunks of 4 mod 16 bytes: all n - 1; of 8 mod 16: the odd r).
+int misaligned_chunks(double bytes, int n_ranks);
 
-// Factor (>= 1) on the bandwidth time of a Ring call: 1 where the chunks are aligned or the op
-// has no per-rank chunks, else 1 + (slowdown - 1) x step share, with the measured slowdown of a
-// ring whose every step is misaligned (NcclParams::ring_misaligned_slowdown).
+// Factor (>= 1) on the bandwidth time of a Ring all-gather or reduce-scatter:
+//   1 + (slowdown - 1) x m / (n - 1),  m = misaligned_chunks,
+// slowdown = NcclParams::ring_misaligned_slowdown, measured on 2 ranks (m = 1, n - 1 = 1). Why
+// m / (n - 1): a pipelined ring runs at the pace of its busiest rank. Over an all-gather each
+// rank copies n - 1 of the n chunks (its own into the gathered buffers, then n - 2 forwards at the
+// same offsets), and every copy of a misaligned chunk is slow, since a pointer off a 16-byte
+// boundary at either end leaves the 16-byte packs. The rank that skips an aligned chunk copies all
+// m misaligned ones: (n - 1 - m) + m x slowdown chunk times for n - 1. Reduce-scatter is given the
+// same form without a separate argument. On 2 ranks it is the measurement; beyond, a model: the
+// held-out 3-rank points of calibrate/data/h200x4 test it (calibrate/README.md).
+// 1 for aligned chunks and for other ops.
 double ring_misaligned_factor(Op op, Proto proto, double bytes, int n_ranks,
                               const NcclParams& params);
 

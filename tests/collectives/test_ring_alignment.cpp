@@ -39,19 +39,31 @@ TEST_CASE("which collectives have misaligned per-rank chunks") {
   CHECK_FALSE(rank_chunks_aligned(Op::all_to_all, 40, 2));
 }
 
-TEST_CASE("the misaligned factor: the measured every-step slowdown times the step share") {
+TEST_CASE("misaligned chunks: which ranks' offsets leave the 16-byte boundary") {
+  CHECK(misaligned_chunks(40, 2) == 1);   // 20 B: rank 1 at 20
+  CHECK(misaligned_chunks(60, 3) == 2);   // 20 B: ranks 1, 2 at 20, 40 (4 and 8 mod 16)
+  CHECK(misaligned_chunks(72, 3) == 1);   // 24 B: rank 1 at 24, rank 2 at 48 = 3 x 16
+  CHECK(misaligned_chunks(96, 4) == 2);   // 24 B: ranks 1, 3 at 24, 72; rank 2 at 48
+  CHECK(misaligned_chunks(80, 4) == 3);   // 20 B: 20, 40, 60
+  CHECK(misaligned_chunks(128, 4) == 0);  // 32 B
+}
+
+TEST_CASE("the misaligned factor: the 2-rank slowdown times the busiest rank's misaligned share") {
   const NcclParams prm = nccl_priors(GpuArch::hopper);
-  // Hopper priors (h200x2-align): all-gather Simple 1.60, reduce-scatter LL128 1.22.
-  REQUIRE(prm.ring_misaligned_slowdown[0][index_of(Proto::simple)] == 1.60);
+  // Hopper priors (h200x2-align): all-gather Simple 1.54, reduce-scatter LL128 1.22.
+  REQUIRE(prm.ring_misaligned_slowdown[0][index_of(Proto::simple)] == 1.54);
   REQUIRE(prm.ring_misaligned_slowdown[1][index_of(Proto::ll128)] == 1.22);
-  // Two ranks, one step, all of it misaligned: the factor itself.
-  CHECK(ring_misaligned_factor(Op::all_gather, Proto::simple, 40, 2, prm) == 1.60);
-  // Three ranks: 1 of 2 steps, 1 + 0.60 / 2 = 1.30; four: 1 + 0.60 / 3 = 1.20.
+  // Two ranks: one misaligned chunk of one: the factor itself.
+  CHECK(ring_misaligned_factor(Op::all_gather, Proto::simple, 40, 2, prm) == 1.54);
+  // Three ranks, chunks of 4 mod 16: 2 of 2 -> 1.54; of 8 mod 16: 1 of 2 -> 1 + 0.54 / 2 = 1.27.
   CHECK(ring_misaligned_factor(Op::all_gather, Proto::simple, 60, 3, prm) ==
-        doctest::Approx(1.30).epsilon(1e-12));
-  CHECK(ring_misaligned_factor(Op::all_gather, Proto::simple, 80 + 16, 4, prm) ==
-        doctest::Approx(1.20).epsilon(1e-12));  // 24 B per rank: 8 mod 16
-  CHECK(ring_misaligned_factor(Op::reduce_scatter, Proto::ll128, 60, 3, prm) ==
+        doctest::Approx(1.54).epsilon(1e-12));
+  CHECK(ring_misaligned_factor(Op::all_gather, Proto::simple, 72, 3, prm) ==
+        doctest::Approx(1.27).epsilon(1e-12));
+  // Four ranks, chunks of 8 mod 16: 2 of 3 -> 1 + 0.54 x 2 / 3 = 1.36.
+  CHECK(ring_misaligned_factor(Op::all_gather, Proto::simple, 96, 4, prm) ==
+        doctest::Approx(1.36).epsilon(1e-12));
+  CHECK(ring_misaligned_factor(Op::reduce_scatter, Proto::ll128, 72, 3, prm) ==
         doctest::Approx(1.11).epsilon(1e-12));
   // Aligned chunks, ops without per-rank chunks, and other generations: no penalty.
   CHECK(ring_misaligned_factor(Op::all_gather, Proto::simple, 64, 2, prm) == 1.0);
@@ -72,17 +84,18 @@ TEST_CASE("a misaligned all-gather's channels run at the aligned cap over the fa
   const double aligned =
       simulate_alone(pair, ring_simple(Op::all_gather, 1.2e9), Fidelity::flow).time_us();
   CHECK(aligned == doctest::Approx(11.8 + 6e8 / 360e9 * 1e6).epsilon(1e-6));
-  // 1.2e9 + 8 B: 600000004 B per rank, 4 mod 16. Edge bytes 600000004 at 360 / 1.60 = 225 GB/s
-  // -> 2666.66668 us.
+  // 1.2e9 + 8 B: 600000004 B per rank, 4 mod 16. Edge bytes 600000004 at 360 / 1.54 GB/s
+  // -> 2566.6667 us.
   const double misaligned =
       simulate_alone(pair, ring_simple(Op::all_gather, 1.2e9 + 8), Fidelity::flow).time_us();
-  CHECK(misaligned == doctest::Approx(11.8 + 600000004.0 / 225e9 * 1e6).epsilon(1e-6));
-  // Three ranks, 1.2e9 + 12 B (400000004 B per rank): edge bytes 2/3 S = 800000008 B at
-  // 360 / 1.30 GB/s -> 2888.8889 us; latency 8.4 + 2 x 3.4 = 15.2 us. The all-reduce of the same
-  // size has no per-rank chunks and keeps the aligned rate: 2(n-1)/n S = 1600000016 B at 360 GB/s.
+  CHECK(misaligned == doctest::Approx(11.8 + 600000004.0 * 1.54 / 360e9 * 1e6).epsilon(1e-6));
+  // Three ranks, 1.2e9 + 24 B: 400000008 B per rank (8 mod 16), rank 1 at 8 mod 16, rank 2 at
+  // 800000016 = 0 mod 16: one misaligned chunk of two, factor 1.27. Edge bytes 2/3 S = 800000016
+  // B at 360 / 1.27 GB/s -> 2822.2223 us; latency 8.4 + 2 x 3.4 = 15.2 us. The all-reduce of the
+  // same size has no per-rank chunks: 2(n-1)/n S = 1600000032 B at 360 GB/s.
   Communicator three(graph, first_ranks(3), prm);
-  CHECK(simulate_alone(three, ring_simple(Op::all_gather, 1.2e9 + 12), Fidelity::flow).time_us() ==
-        doctest::Approx(15.2 + 800000008.0 * 1.30 / 360e9 * 1e6).epsilon(1e-6));
-  CHECK(simulate_alone(three, ring_simple(Op::all_reduce, 1.2e9 + 12), Fidelity::flow).time_us() ==
-        doctest::Approx(8.4 + 4 * 3.4 + 1600000016.0 / 360e9 * 1e6).epsilon(1e-6));
+  CHECK(simulate_alone(three, ring_simple(Op::all_gather, 1.2e9 + 24), Fidelity::flow).time_us() ==
+        doctest::Approx(15.2 + 800000016.0 * 1.27 / 360e9 * 1e6).epsilon(1e-6));
+  CHECK(simulate_alone(three, ring_simple(Op::all_reduce, 1.2e9 + 24), Fidelity::flow).time_us() ==
+        doctest::Approx(8.4 + 4 * 3.4 + 1600000032.0 / 360e9 * 1e6).epsilon(1e-6));
 }
