@@ -215,8 +215,11 @@ std::vector<std::string> split_commas(const std::string& text) {
 // `offset` elements are added to every call's count: with 1, all-to-all's per-peer chunks (and
 // so every peer's offset in the buffers) stop being multiples of 16 bytes, which NCCL copies with
 // narrower packs (calibrate/README.md).
+// `calls_scale` multiplies the calls per timed region (host-paced points only; gated regions keep
+// theirs, since every gated call waits queued behind the gate and NCCL's work queue is finite).
 void add_points(cs_cal::Harness& harness, const std::shared_ptr<Clique>& clique, const OpSpec& op,
-                const std::vector<size_t>& sizes, size_t gated_max_bytes, size_t offset) {
+                const std::vector<size_t>& sizes, size_t gated_max_bytes, size_t offset,
+                int calls_scale) {
   const int n = clique->n;
   const std::string forced_algo = lower(env_or("NCCL_ALGO", "default"));
   const std::string forced_proto = env_or("NCCL_PROTO", "default");
@@ -227,7 +230,7 @@ void add_points(cs_cal::Harness& harness, const std::shared_ptr<Clique>& clique,
       const size_t count = base + offset;
       const size_t bytes = count * kFloat * (op.per_rank_chunks ? n : 1);
       if (gated && bytes > gated_max_bytes) continue;
-      const int calls = calls_per_region(bytes);
+      const int calls = calls_per_region(bytes) * (gated ? 1 : calls_scale);
       Point p;
       p.name = std::string(gated ? "nccl-gated/" : "nccl/") + op.name + "/n" + std::to_string(n) +
                "/" + std::to_string(bytes);
@@ -298,6 +301,10 @@ void setup(const cs_cal::Options& options, cs_cal::Harness& harness) {
       cs_cal::geometric_sizes(options.count("min-bytes"), options.count("max-bytes"), 2);
   if (sizes.empty()) throw cs_cal::DeviceError("empty size sweep: --min-bytes exceeds --max-bytes");
   const auto offset = options.count("chunk-offset-elements");
+  const long long calls_scale = options.integer("calls-scale");
+  if (calls_scale < 1 || calls_scale > 1000)
+    throw cs_cal::DeviceError("--calls-scale: expected 1..1000, got " +
+                              std::to_string(calls_scale));
   auto clique = std::make_shared<Clique>(n, sizes.back() + offset * kFloat * n);
   check_allreduce(*clique);
   for (const std::string& name : split_commas(options.text("ops"))) {
@@ -305,7 +312,8 @@ void setup(const cs_cal::Options& options, cs_cal::Harness& harness) {
     for (const OpSpec& op : kOps) {
       if (name != op.name) continue;
       known = true;
-      add_points(harness, clique, op, sizes, options.count("gated-max-bytes"), offset);
+      add_points(harness, clique, op, sizes, options.count("gated-max-bytes"), offset,
+                 static_cast<int>(calls_scale));
     }
     if (!known)
       throw cs_cal::DeviceError(
@@ -331,6 +339,7 @@ int main(int argc, char** argv) {
        {"max-bytes", std::to_string(1024 * kMiB)},
        {"nccl-log", ""},
        {"gated-max-bytes", std::to_string(16 * kMiB)},
-       {"chunk-offset-elements", "0"}},
+       {"chunk-offset-elements", "0"},
+       {"calls-scale", "1"}},
       setup);
 }
