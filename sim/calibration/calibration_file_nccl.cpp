@@ -108,6 +108,7 @@ json nccl_params_json(const NcclParams& p) {
   j["p2p_multi_peer_latency_us"] = p.p2p_multi_peer_latency_us;
   j["p2p_unaligned_per_channel_GBps"] = p.p2p_unaligned_per_channel_GBps;
   j["p2p_unaligned_gpu_GBps"] = p.p2p_unaligned_gpu_GBps;
+  j["ring_recv_pass_steps"] = row(p.ring_recv_pass_steps);
   j["ring_misaligned_slowdown"] = {row(p.ring_misaligned_slowdown[0]),
                                    row(p.ring_misaligned_slowdown[1])};
   return j;
@@ -171,6 +172,9 @@ NcclParams nccl_params_from_json(const json& j, const std::string& file) {
   p.p2p_multi_peer_latency_us = num("p2p_multi_peer_latency_us");
   p.p2p_unaligned_per_channel_GBps = num("p2p_unaligned_per_channel_GBps");
   p.p2p_unaligned_gpu_GBps = num("p2p_unaligned_gpu_GBps");
+  r.fill("ring_recv_pass_steps", p.ring_recv_pass_steps);
+  for (double a : p.ring_recv_pass_steps)
+    if (!(a >= 0.0)) r.fail("ring_recv_pass_steps", "pass costs must be 0 or more");
   r.fill2(r.at("ring_misaligned_slowdown"), "ring_misaligned_slowdown", p.ring_misaligned_slowdown);
   for (const auto& op_row : p.ring_misaligned_slowdown)
     for (double f : op_row)

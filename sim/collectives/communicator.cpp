@@ -9,6 +9,7 @@
 #include <string>
 
 #include "collectives/ring_alignment.hpp"
+#include "collectives/ring_passes.hpp"
 #include "core/error.hpp"
 #include "network/analytical_network.hpp"
 #include "network/flow_network.hpp"
@@ -160,9 +161,12 @@ void Communicator::run(EventQueue& queue, net::NetworkModel& network, const Coll
           const double edge_bytes = pipeline                    ? S
                                     : call.op == Op::all_reduce ? S * 2.0 * (n - 1) / n
                                                                 : S * (n - 1.0) / n;
-          // Misaligned all-gather / reduce-scatter chunks copy with narrower packs.
-          const double cap_Bps = per_channel_bus_Bps /
-                                 ring_misaligned_factor(call.op, ch.estimate.proto, S, n, params_);
+          // Misaligned all-gather / reduce-scatter chunks copy with narrower packs, and each
+          // loop's receive-only pass adds to the link's steps.
+          const Proto proto = ch.estimate.proto;
+          const double cap_Bps =
+              per_channel_bus_Bps / (ring_misaligned_factor(call.op, proto, S, n, params_) *
+                                     ring_pass_factor(call.op, proto, n, params_));
           for (int c = 0; c < ch.n_channels; ++c) {
             const ChannelList& p =
                 pipeline ? path(PathKind::chain, c, call.root) : path(PathKind::ring, c, 0);

@@ -146,7 +146,7 @@ NcclParams nccl_priors(GpuArch arch) {
   // calibrate/data/h200x2-align and -align-run2 (2 x H200, NCCL 2.28, GPU-side times, forced Ring
   // LL / LL128 / Simple): the ratio of the per-byte times that `fit_alpha_beta` (the fitter's
   // robust relative least squares) finds over 32 MiB - 1 GiB with chunks of 4 mod 16 bytes (off1)
-  // and aligned (off0), the mean of the two runs (tests/calibration/test_align_priors.cpp). Chunks
+  // and aligned (off0), the mean of the two runs (tests/calibration/test_ring_priors.cpp). Chunks
   // of 8 mod 16 (off2, run 2) slow down as much; the aligned controls (off4, all-reduce,
   // broadcast) stay within 2-7 %. Two ranks have one misaligned chunk and one ring step, so these
   // are the factors of a ring whose every chunk copy is misaligned. Hopper only; other
@@ -160,6 +160,19 @@ NcclParams nccl_priors(GpuArch arch) {
     p.ring_misaligned_slowdown[1][ll] = 1.02;  // reduce-scatter
     p.ring_misaligned_slowdown[1][ll128] = 1.22;
     p.ring_misaligned_slowdown[1][simple] = 1.14;
+  }
+
+  // The receive-only pass of ring loops (ring_passes.hpp), in link steps: our own calibration,
+  // calibrate/data/h200x4 (4 x H200, NCCL 2.28), forced Ring LL / LL128 / Simple on 2 and 4 ranks
+  // (3 is the held-out count), busbw at 1 GiB: a chain broadcast has no extra pass, so an op of S
+  // link steps per loop gives a = S x (busbw broadcast / busbw op - 1); the mean over all-gather,
+  // reduce-scatter and all-reduce on 2 and 4 ranks (tests/calibration/test_ring_priors.cpp).
+  // LL: 0.53-0.66, one figure fits; LL128 0.04-0.35 and Simple 0.05-0.34, all-reduce on 4 ranks
+  // the lowest. Hopper only; other generations keep 0.
+  if (arch == GpuArch::hopper) {
+    p.ring_recv_pass_steps[index_of(Proto::ll)] = 0.62;
+    p.ring_recv_pass_steps[index_of(Proto::ll128)] = 0.21;
+    p.ring_recv_pass_steps[index_of(Proto::simple)] = 0.24;
   }
 
   // NCCL device.h: NCCL_LL_MAX_NTHREADS 512, NCCL_LL128_MAX_NTHREADS 640,

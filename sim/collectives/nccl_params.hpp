@@ -86,6 +86,10 @@ struct NcclParams {
   // buffers of different alignment (collectives/ring_alignment.hpp); 1 = no penalty.
   double ring_misaligned_slowdown[2][kProtoCount] = {{1.0, 1.0, 1.0}, {1.0, 1.0, 1.0}};
 
+  // Ring all-gather, reduce-scatter and all-reduce: each loop of a channel ends with a pass that
+  // only receives (collectives/ring_passes.hpp). Its cost in link steps, per protocol; 0 = free.
+  double ring_recv_pass_steps[kProtoCount] = {0.0, 0.0, 0.0};
+
   // Channels shrink while bytes < nChannels * nThreads * threshold (threshold x nRanks for ring
   // LL).
   int max_threads[kProtoCount] = {};

@@ -22,6 +22,14 @@ CollectiveCall ring_simple_allreduce(double bytes) {
   return call;
 }
 
+// NCCL's Hopper priors without the receive-only pass of ring loops (test_ring_passes.cpp), so the
+// times below are NCCL's formulas alone.
+NcclParams ring_priors() {
+  NcclParams p = nccl_priors(GpuArch::hopper);
+  for (double& a : p.ring_recv_pass_steps) a = 0.0;
+  return p;
+}
+
 std::vector<int> first_ranks(int n) {
   std::vector<int> r;
   for (int i = 0; i < n; ++i) r.push_back(i);
@@ -38,7 +46,7 @@ std::vector<int> first_ranks(int n) {
 TEST_CASE("ring all-reduce on 2, 4 and 8 GPUs of one NVSwitch server") {
   const topo::Cluster cluster = testing::nvswitch_cluster(1, testing::ServerSpec{8, 1.0, 0.5});
   const topo::ClusterGraph graph(cluster);
-  const NcclParams prm = nccl_priors(GpuArch::hopper);
+  const NcclParams prm = ring_priors();
 
   struct Case {
     int n;
@@ -74,7 +82,7 @@ TEST_CASE("ring all-reduce slows to the NVLink when the link is below NCCL's cha
   // at 225 / 24 = 9.375 GB/s: 8 GPUs, 1.2 GB -> 2.1 GB per edge / 225 GB/s = 9333.333 us + 56 us.
   const topo::Cluster cluster = testing::nvswitch_cluster(1, testing::ServerSpec{8, 0.5, 0.5});
   const topo::ClusterGraph graph(cluster);
-  Communicator comm(graph, first_ranks(8), nccl_priors(GpuArch::hopper));
+  Communicator comm(graph, first_ranks(8), ring_priors());
   const CollectiveResult r = simulate_alone(comm, ring_simple_allreduce(1.2e9), Fidelity::flow);
   CHECK(r.time_us() == doctest::Approx(56.0 + 2.1e9 / 225e9 * 1e6).epsilon(1e-6));
 }
@@ -88,7 +96,7 @@ TEST_CASE("ring all-reduce slows to the NVLink when the link is below NCCL's cha
 TEST_CASE("two servers: the NICs bound a ring all-reduce") {
   const topo::Cluster cluster = testing::nvswitch_cluster(2, testing::ServerSpec{2, 1.0, 0.5});
   const topo::ClusterGraph graph(cluster);
-  Communicator comm(graph, first_ranks(4), nccl_priors(GpuArch::hopper));
+  Communicator comm(graph, first_ranks(4), ring_priors());
   CHECK(comm.layout().shape.n_nodes == 2);
   CHECK(comm.layout().shape.ring.n_channels == 2);
   CHECK(comm.layout().shape.ring.bw_intra_GBps == doctest::Approx(24.0));
@@ -112,7 +120,7 @@ TEST_CASE("two servers: the NICs bound a ring all-reduce") {
 TEST_CASE("two all-reduces sharing the NICs take twice as long as one alone") {
   const topo::Cluster cluster = testing::nvswitch_cluster(2, testing::ServerSpec{2, 1.0, 0.5});
   const topo::ClusterGraph graph(cluster);
-  const NcclParams prm = nccl_priors(GpuArch::hopper);
+  const NcclParams prm = ring_priors();
   Communicator a(graph, {0, 2}, prm);
   Communicator b(graph, {1, 3}, prm);
 
@@ -136,7 +144,7 @@ TEST_CASE("other collectives move the bytes nccl-tests expects") {
   //  broadcast: the chain from the root carries S -> 3333.333 us + (8.4 + 8 x 3.4) us.
   const topo::Cluster cluster = testing::nvswitch_cluster(1, testing::ServerSpec{8, 1.0, 0.5});
   const topo::ClusterGraph graph(cluster);
-  Communicator comm(graph, first_ranks(8), nccl_priors(GpuArch::hopper));
+  Communicator comm(graph, first_ranks(8), ring_priors());
   CollectiveCall call = ring_simple_allreduce(1.2e9);
   call.op = Op::all_gather;
   CHECK(simulate_alone(comm, call, Fidelity::flow).time_us() ==
@@ -150,7 +158,7 @@ TEST_CASE("other collectives move the bytes nccl-tests expects") {
         doctest::Approx(8.4 + 8 * 3.4 + 1.2e9 / 360e9 * 1e6).epsilon(1e-6));
   // Send/recv between two GPUs: 32 p2p channels x 30 GB/s (test_p2p) = 960 GB/s per send, so
   // the NVLink (450 GB/s) paces it; latency = Simple base + one NVLink hop = 8.4 + 3.4 us.
-  Communicator pair(graph, {0, 5}, nccl_priors(GpuArch::hopper));
+  Communicator pair(graph, {0, 5}, ring_priors());
   CollectiveCall p2p;
   p2p.op = Op::send_recv;
   p2p.bytes = 0.9e9;
@@ -161,7 +169,7 @@ TEST_CASE("other collectives move the bytes nccl-tests expects") {
 TEST_CASE("bad communicators and calls are input errors") {
   const topo::Cluster cluster = testing::nvswitch_cluster(1, testing::ServerSpec{4, 1.0, 0.5});
   const topo::ClusterGraph graph(cluster);
-  const NcclParams prm = nccl_priors(GpuArch::hopper);
+  const NcclParams prm = ring_priors();
   CHECK_THROWS_AS(Communicator(graph, {0, 4}, prm), InputError);
   CHECK_THROWS_AS(Communicator(graph, {1, 1}, prm), InputError);
   CHECK_THROWS_AS(Communicator(graph, {}, prm), InputError);
@@ -188,7 +196,7 @@ TEST_CASE("bad communicators and calls are input errors") {
 TEST_CASE("tree all-reduce over four servers: double binary tree, NIC-bound") {
   const topo::Cluster cluster = testing::nvswitch_cluster(4, testing::ServerSpec{1, 1.0, 0.5});
   const topo::ClusterGraph graph(cluster);
-  Communicator comm(graph, first_ranks(4), nccl_priors(GpuArch::hopper));
+  Communicator comm(graph, first_ranks(4), ring_priors());
   CHECK(PathBuilder::dtree_parent(1, 4, 0) == 2);
   CHECK(PathBuilder::dtree_parent(3, 4, 0) == 2);
   CHECK(PathBuilder::dtree_parent(2, 4, 0) == 0);
@@ -214,7 +222,7 @@ TEST_CASE("tree all-reduce over four servers: double binary tree, NIC-bound") {
 TEST_CASE("PAT all-gather at one rank per server runs its doubling steps in turn") {
   const topo::Cluster cluster = testing::nvswitch_cluster(4, testing::ServerSpec{1, 1.0, 0.5});
   const topo::ClusterGraph graph(cluster);
-  Communicator comm(graph, first_ranks(4), nccl_priors(GpuArch::hopper));
+  Communicator comm(graph, first_ranks(4), ring_priors());
   CollectiveCall call;
   call.op = Op::all_gather;
   call.bytes = 1e9;

@@ -1,0 +1,51 @@
+// The receive-only pass that ends each loop of a ring all-gather, reduce-scatter or all-reduce:
+// link steps per loop, the factor, and a simulated all-gather, by hand.
+#include <doctest/doctest.h>
+
+#include "coll_fixtures.hpp"
+#include "collectives/communicator.hpp"
+#include "collectives/ring_passes.hpp"
+
+using namespace cs;
+using namespace cs::coll;
+
+TEST_CASE("link steps per ring loop and the receive-only pass's factor") {
+  CHECK(ring_link_steps(Op::all_gather, 2) == 1);
+  CHECK(ring_link_steps(Op::reduce_scatter, 4) == 3);
+  CHECK(ring_link_steps(Op::all_reduce, 4) == 6);
+  CHECK(ring_link_steps(Op::broadcast, 4) == 0);  // a chain: one pass per chunk on every rank
+  CHECK(ring_link_steps(Op::all_gather, 1) == 0);
+
+  const NcclParams prm = nccl_priors(GpuArch::hopper);
+  REQUIRE(prm.ring_recv_pass_steps[index_of(Proto::ll)] == 0.62);
+  REQUIRE(prm.ring_recv_pass_steps[index_of(Proto::simple)] == 0.24);
+  // LL all-gather on 2 ranks: (1 + 0.62) / 1; on 4: (3 + 0.62) / 3; all-reduce on 4: 6.62 / 6.
+  CHECK(ring_pass_factor(Op::all_gather, Proto::ll, 2, prm) == doctest::Approx(1.62));
+  CHECK(ring_pass_factor(Op::all_gather, Proto::ll, 4, prm) == doctest::Approx(3.62 / 3));
+  CHECK(ring_pass_factor(Op::all_reduce, Proto::ll, 4, prm) == doctest::Approx(6.62 / 6));
+  CHECK(ring_pass_factor(Op::broadcast, Proto::ll, 4, prm) == 1.0);
+  CHECK(ring_pass_factor(Op::all_gather, Proto::ll, 2, nccl_priors(GpuArch::ampere)) == 1.0);
+}
+
+// The server of test_ring_simulation: ring Simple busBw 360 GB/s over 24 channel flows of 15 GB/s
+// each, below the 450 GB/s NVLink, so the per-channel cap paces every flow.
+TEST_CASE("the receive-only pass slows a ring all-gather's channels, not a broadcast's") {
+  const topo::Cluster cluster = testing::nvswitch_cluster(1, testing::ServerSpec{4, 1.0, 0.5});
+  const topo::ClusterGraph graph(cluster);
+  const NcclParams prm = nccl_priors(GpuArch::hopper);
+  CollectiveCall call;
+  call.op = Op::all_gather;
+  call.bytes = 1.2e9;
+  call.options.algo_mask = 1u << index_of(Algo::ring);
+  call.options.proto_mask = 1u << index_of(Proto::simple);
+  // Four ranks: edge bytes 3/4 x 1.2e9 = 9e8 B at 360 / (3.24 / 3) GB/s = 333.33 GB/s -> 2700 us;
+  // latency 8.4 + 3 x 3.4 = 18.6 us.
+  Communicator comm(graph, {0, 1, 2, 3}, prm);
+  CHECK(simulate_alone(comm, call, Fidelity::flow).time_us() ==
+        doctest::Approx(18.6 + 9e8 * 3.24 / 3 / 360e9 * 1e6).epsilon(1e-6));
+  // Broadcast from rank 0: the chain carries 1.2e9 B at the full 360 GB/s -> 3333.33 us; latency
+  // 8.4 + 4 x 3.4 = 22.0 us.
+  call.op = Op::broadcast;
+  CHECK(simulate_alone(comm, call, Fidelity::flow).time_us() ==
+        doctest::Approx(22.0 + 1.2e9 / 360e9 * 1e6).epsilon(1e-6));
+}
