@@ -9,13 +9,7 @@
 # /tmp/probe-align), each readable as a measurement folder, with NCCL's TUNING log per run.
 #   calibrate/probe_align.sh    (on a machine of 2 or more GPUs, from the repository root)
 set -u
-out=${OUT:-/tmp/probe-align}
-mkdir -p "$out"
-export NCCL_NVLS_ENABLE=0
-unset NCCL_ALGO NCCL_PROTO
-cmake -S . -B build-dev -G Ninja -DCLUSTERSIM_BUILD_SIM=OFF -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null &&
-  cmake --build build-dev -j16 --target cs_cal_nccl >/dev/null || exit 1
-bin=build-dev/calibrate/cs_cal_nccl
+source "$(dirname "$0")/probe_setup.sh" /tmp/probe-align
 sweep=(--nranks=2 --min-bytes=1024 --max-bytes=1073741824 --gated-max-bytes=1073741824)
 run() {  # OFFSET CONFIG OPS
   local off=$1 config=$2 ops=$3 dir="$out/off$1"

@@ -5,13 +5,7 @@
 # (NCCL_MIN/MAX_P2P_NCHANNELS). Results: one JSON file per setting under $OUT (or /tmp/probe-p2p).
 #   calibrate/probe_p2p.sh    (on a machine of 2 or more GPUs, from the repository root)
 set -u
-out=${OUT:-/tmp/probe-p2p}
-mkdir -p "$out"
-export NCCL_NVLS_ENABLE=0
-unset NCCL_ALGO NCCL_PROTO
-cmake -S . -B build-dev -G Ninja -DCLUSTERSIM_BUILD_SIM=OFF -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null &&
-  cmake --build build-dev -j16 --target cs_cal_nccl >/dev/null || exit 1
-bin=build-dev/calibrate/cs_cal_nccl
+source "$(dirname "$0")/probe_setup.sh" /tmp/probe-p2p
 sweep=(--nranks=2 --ops=sendrecv,alltoall --min-bytes=65536 --max-bytes=268435456
   --gated-max-bytes=268435456)
 run() {  # NAME ENV...

@@ -5,13 +5,7 @@
 # region lasts ~10 ms instead of ~0.6 ms. One folder per setting under $OUT (or /tmp/probe-pace).
 #   calibrate/probe_pace.sh    (on a machine of 2 or more GPUs, from the repository root)
 set -u
-out=${OUT:-/tmp/probe-pace}
-mkdir -p "$out"
-export NCCL_NVLS_ENABLE=0
-unset NCCL_ALGO NCCL_PROTO
-cmake -S . -B build-dev -G Ninja -DCLUSTERSIM_BUILD_SIM=OFF -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null &&
-  cmake --build build-dev -j16 --target cs_cal_nccl >/dev/null || exit 1
-bin=build-dev/calibrate/cs_cal_nccl
+source "$(dirname "$0")/probe_setup.sh" /tmp/probe-pace
 sweep=(--nranks=2 --ops=sendrecv,allgather,allreduce,broadcast --min-bytes=1048576
   --max-bytes=1073741824 --gated-max-bytes=0)
 for scale in 1 16 1; do

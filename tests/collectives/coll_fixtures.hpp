@@ -4,7 +4,9 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
+#include "collectives/communicator.hpp"
 #include "topology/cluster.hpp"
 
 namespace cs::coll::testing {
@@ -71,6 +73,23 @@ inline topo::Cluster nvswitch_cluster(int servers, const ServerSpec& spec) {
     }
   }
   return c;
+}
+
+// Ranks 0..n-1.
+inline std::vector<int> first_ranks(int n) {
+  std::vector<int> r;
+  for (int i = 0; i < n; ++i) r.push_back(i);
+  return r;
+}
+
+// A call of `op` moving `bytes` with NCCL_ALGO / NCCL_PROTO forced to one algorithm and protocol.
+inline CollectiveCall forced_call(Op op, double bytes, Algo algo, Proto proto) {
+  CollectiveCall call;
+  call.op = op;
+  call.bytes = bytes;
+  call.options.algo_mask = 1u << index_of(algo);
+  call.options.proto_mask = 1u << index_of(proto);
+  return call;
 }
 
 }  // namespace cs::coll::testing

@@ -13,12 +13,6 @@ namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
-std::vector<int> first_ranks(int n) {
-  std::vector<int> r;
-  for (int i = 0; i < n; ++i) r.push_back(i);
-  return r;
-}
-
 CollectiveCall p2p_call(Op op, double bytes) {
   CollectiveCall call;
   call.op = op;
@@ -110,7 +104,7 @@ TEST_CASE("send/recv and all-to-all run as channel-capped flows") {
   NcclParams prm = nccl_priors(GpuArch::hopper);
   prm.p2p_per_channel_GBps = 20.0;
   prm.p2p_multi_peer_latency_us = 10.0;
-  Communicator comm(graph, first_ranks(4), prm);
+  Communicator comm(graph, testing::first_ranks(4), prm);
   REQUIRE(comm.tune(p2p_call(Op::send_recv, 8)).comm_channels == 24);
 
   // Every rank sends S to rank + 1, one send per GPU port: the channels pace it, not the link.
@@ -132,7 +126,7 @@ TEST_CASE("send/recv and all-to-all run as channel-capped flows") {
   // channels; the communicator has 32 p2p channels, so each send gets 32 / 3 of them:
   // 10.667 x 2 = 21.333 GB/s -> 3e8 / 21.333e9 = 14062.5 us.
   prm.p2p_per_channel_GBps = 2.0;
-  Communicator slow(graph, first_ranks(4), prm);
+  Communicator slow(graph, testing::first_ranks(4), prm);
   CHECK(simulate_alone(slow, p2p_call(Op::all_to_all, 1.2e9), Fidelity::flow).time_us() ==
         doctest::Approx(21.8 + 14062.5).epsilon(1e-6));
 
@@ -142,7 +136,7 @@ TEST_CASE("send/recv and all-to-all run as channel-capped flows") {
   // priors). 300000004 / 53e9 s = 5660.377434 us; the 3 sends load each NVLink port with 159 of
   // its 396 GB/s, so the link does not pace.
   prm.p2p_per_channel_GBps = 20.0;
-  Communicator hopper(graph, first_ranks(4), prm);
+  Communicator hopper(graph, testing::first_ranks(4), prm);
   REQUIRE(prm.p2p_unaligned_per_channel_GBps == 7.8);
   REQUIRE(prm.p2p_unaligned_gpu_GBps == 159.0);
   CHECK(simulate_alone(hopper, p2p_call(Op::all_to_all, 1200000016.0), Fidelity::flow).time_us() ==
@@ -151,7 +145,7 @@ TEST_CASE("send/recv and all-to-all run as channel-capped flows") {
   // Two ranks: one peer (latency 11.8 us); 64 MiB in 16 channels of 4 MiB, 320 GB/s:
   // 67108864 / 320e9 = 209.7152 us.
   prm.p2p_per_channel_GBps = 20.0;
-  Communicator pair20(graph, first_ranks(2), prm);
+  Communicator pair20(graph, testing::first_ranks(2), prm);
   CHECK(simulate_alone(pair20, p2p_call(Op::send_recv, 64 * kMiB), Fidelity::flow).time_us() ==
         doctest::Approx(11.8 + 209.7152).epsilon(1e-6));
 }

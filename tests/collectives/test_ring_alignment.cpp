@@ -12,18 +12,7 @@ using namespace cs::coll;
 namespace {
 
 CollectiveCall ring_simple(Op op, double bytes) {
-  CollectiveCall call;
-  call.op = op;
-  call.bytes = bytes;
-  call.options.algo_mask = 1u << index_of(Algo::ring);
-  call.options.proto_mask = 1u << index_of(Proto::simple);
-  return call;
-}
-
-std::vector<int> first_ranks(int n) {
-  std::vector<int> r;
-  for (int i = 0; i < n; ++i) r.push_back(i);
-  return r;
+  return testing::forced_call(op, bytes, Algo::ring, Proto::simple);
 }
 
 }  // namespace
@@ -81,7 +70,7 @@ TEST_CASE("a misaligned all-gather's channels run at the aligned cap over the fa
   for (double& a : prm.ring_recv_pass_steps) a = 0.0;  // test_ring_passes.cpp has that factor
   // Two ranks, 1.2e9 B (6e8 B per rank: 0 mod 16): edge bytes S / 2 = 6e8 B at busBw 360 GB/s ->
   // 1666.667 us; latency 8.4 + 1 x 3.4 = 11.8 us.
-  Communicator pair(graph, first_ranks(2), prm);
+  Communicator pair(graph, testing::first_ranks(2), prm);
   const double aligned =
       simulate_alone(pair, ring_simple(Op::all_gather, 1.2e9), Fidelity::flow).time_us();
   CHECK(aligned == doctest::Approx(11.8 + 6e8 / 360e9 * 1e6).epsilon(1e-6));
@@ -94,7 +83,7 @@ TEST_CASE("a misaligned all-gather's channels run at the aligned cap over the fa
   // 800000016 = 0 mod 16: one misaligned chunk of two, factor 1.27. Edge bytes 2/3 S = 800000016
   // B at 360 / 1.27 GB/s -> 2822.2223 us; latency 8.4 + 2 x 3.4 = 15.2 us. The all-reduce of the
   // same size has no per-rank chunks: 2(n-1)/n S = 1600000032 B at 360 GB/s.
-  Communicator three(graph, first_ranks(3), prm);
+  Communicator three(graph, testing::first_ranks(3), prm);
   CHECK(simulate_alone(three, ring_simple(Op::all_gather, 1.2e9 + 24), Fidelity::flow).time_us() ==
         doctest::Approx(15.2 + 800000016.0 * 1.27 / 360e9 * 1e6).epsilon(1e-6));
   CHECK(simulate_alone(three, ring_simple(Op::all_reduce, 1.2e9 + 24), Fidelity::flow).time_us() ==

@@ -33,11 +33,7 @@ TEST_CASE("the receive-only pass slows a ring all-gather's channels, not a broad
   const topo::Cluster cluster = testing::nvswitch_cluster(1, testing::ServerSpec{4, 1.0, 0.5});
   const topo::ClusterGraph graph(cluster);
   const NcclParams prm = nccl_priors(GpuArch::hopper);
-  CollectiveCall call;
-  call.op = Op::all_gather;
-  call.bytes = 1.2e9;
-  call.options.algo_mask = 1u << index_of(Algo::ring);
-  call.options.proto_mask = 1u << index_of(Proto::simple);
+  CollectiveCall call = testing::forced_call(Op::all_gather, 1.2e9, Algo::ring, Proto::simple);
   // Four ranks: edge bytes 3/4 x 1.2e9 = 9e8 B at 360 / (3.24 / 3) GB/s = 333.33 GB/s -> 2700 us;
   // latency 8.4 + 3 x 3.4 = 18.6 us.
   Communicator comm(graph, {0, 1, 2, 3}, prm);

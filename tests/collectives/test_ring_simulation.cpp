@@ -14,12 +14,7 @@ using namespace cs::coll;
 namespace {
 
 CollectiveCall ring_simple_allreduce(double bytes) {
-  CollectiveCall call;
-  call.op = Op::all_reduce;
-  call.bytes = bytes;
-  call.options.algo_mask = 1u << index_of(Algo::ring);
-  call.options.proto_mask = 1u << index_of(Proto::simple);
-  return call;
+  return testing::forced_call(Op::all_reduce, bytes, Algo::ring, Proto::simple);
 }
 
 // NCCL's Hopper priors without the receive-only pass of ring loops (test_ring_passes.cpp), so the
@@ -28,12 +23,6 @@ NcclParams ring_priors() {
   NcclParams p = nccl_priors(GpuArch::hopper);
   for (double& a : p.ring_recv_pass_steps) a = 0.0;
   return p;
-}
-
-std::vector<int> first_ranks(int n) {
-  std::vector<int> r;
-  for (int i = 0; i < n; ++i) r.push_back(i);
-  return r;
 }
 
 }  // namespace
@@ -60,7 +49,7 @@ TEST_CASE("ring all-reduce on 2, 4 and 8 GPUs of one NVSwitch server") {
   };
   for (const Case& c : cases) {
     CAPTURE(c.n);
-    Communicator comm(graph, first_ranks(c.n), prm);
+    Communicator comm(graph, testing::first_ranks(c.n), prm);
     CHECK(comm.layout().shape.ring.n_channels == 12);
     // Latency term alone: a zero-byte call still pays every step.
     const CollectiveResult empty = simulate_alone(comm, ring_simple_allreduce(0), Fidelity::flow);
@@ -82,7 +71,7 @@ TEST_CASE("ring all-reduce slows to the NVLink when the link is below NCCL's cha
   // at 225 / 24 = 9.375 GB/s: 8 GPUs, 1.2 GB -> 2.1 GB per edge / 225 GB/s = 9333.333 us + 56 us.
   const topo::Cluster cluster = testing::nvswitch_cluster(1, testing::ServerSpec{8, 0.5, 0.5});
   const topo::ClusterGraph graph(cluster);
-  Communicator comm(graph, first_ranks(8), ring_priors());
+  Communicator comm(graph, testing::first_ranks(8), ring_priors());
   const CollectiveResult r = simulate_alone(comm, ring_simple_allreduce(1.2e9), Fidelity::flow);
   CHECK(r.time_us() == doctest::Approx(56.0 + 2.1e9 / 225e9 * 1e6).epsilon(1e-6));
 }
@@ -96,7 +85,7 @@ TEST_CASE("ring all-reduce slows to the NVLink when the link is below NCCL's cha
 TEST_CASE("two servers: the NICs bound a ring all-reduce") {
   const topo::Cluster cluster = testing::nvswitch_cluster(2, testing::ServerSpec{2, 1.0, 0.5});
   const topo::ClusterGraph graph(cluster);
-  Communicator comm(graph, first_ranks(4), ring_priors());
+  Communicator comm(graph, testing::first_ranks(4), ring_priors());
   CHECK(comm.layout().shape.n_nodes == 2);
   CHECK(comm.layout().shape.ring.n_channels == 2);
   CHECK(comm.layout().shape.ring.bw_intra_GBps == doctest::Approx(24.0));
@@ -144,7 +133,7 @@ TEST_CASE("other collectives move the bytes nccl-tests expects") {
   //  broadcast: the chain from the root carries S -> 3333.333 us + (8.4 + 8 x 3.4) us.
   const topo::Cluster cluster = testing::nvswitch_cluster(1, testing::ServerSpec{8, 1.0, 0.5});
   const topo::ClusterGraph graph(cluster);
-  Communicator comm(graph, first_ranks(8), ring_priors());
+  Communicator comm(graph, testing::first_ranks(8), ring_priors());
   CollectiveCall call = ring_simple_allreduce(1.2e9);
   call.op = Op::all_gather;
   CHECK(simulate_alone(comm, call, Fidelity::flow).time_us() ==
@@ -196,7 +185,7 @@ TEST_CASE("bad communicators and calls are input errors") {
 TEST_CASE("tree all-reduce over four servers: double binary tree, NIC-bound") {
   const topo::Cluster cluster = testing::nvswitch_cluster(4, testing::ServerSpec{1, 1.0, 0.5});
   const topo::ClusterGraph graph(cluster);
-  Communicator comm(graph, first_ranks(4), ring_priors());
+  Communicator comm(graph, testing::first_ranks(4), ring_priors());
   CHECK(PathBuilder::dtree_parent(1, 4, 0) == 2);
   CHECK(PathBuilder::dtree_parent(3, 4, 0) == 2);
   CHECK(PathBuilder::dtree_parent(2, 4, 0) == 0);
@@ -222,7 +211,7 @@ TEST_CASE("tree all-reduce over four servers: double binary tree, NIC-bound") {
 TEST_CASE("PAT all-gather at one rank per server runs its doubling steps in turn") {
   const topo::Cluster cluster = testing::nvswitch_cluster(4, testing::ServerSpec{1, 1.0, 0.5});
   const topo::ClusterGraph graph(cluster);
-  Communicator comm(graph, first_ranks(4), ring_priors());
+  Communicator comm(graph, testing::first_ranks(4), ring_priors());
   CollectiveCall call;
   call.op = Op::all_gather;
   call.bytes = 1e9;
