@@ -42,7 +42,7 @@ struct NcclFit {
   double channel_GBps = 0;
   // Send/recv based ops (alltoall, sendrecv) bypass the tuner: NCCL's p2p path
   // (collectives/p2p_plan.hpp). Their fit sets the one-peer latency (Ring Simple base, hop 0),
-  // the multi-peer latency, the p2p per-channel rate and the NVLink efficiency the op sees
+  // the extra-peer latency, the p2p per-channel rate and the NVLink efficiency the op sees
   // (0: not fitted).
   double p2p_nvlink_efficiency = 0;
   // The host floor of nccl-tests' timing per rank count (fit_host_floor.hpp), fitted with one
@@ -67,7 +67,7 @@ NcclFit fit_nccl(const Measurements& data, const Split& split, const topo::Clust
 // the one with the least mean |relative error| stands (p2p_nvlink_efficiency, set when some
 // point is link-paced). Misaligned Simple all-to-all points are left out of that and, given 4 or
 // more, fit the misaligned per-channel rate and GPU cap (p2p_plan.hpp) with those latencies.
-// configs[0]: base_us = latency, hop_us = multi-peer latency, bus_GBps = per-channel rate.
+// configs[0]: base_us = latency, hop_us = extra-peer latency, bus_GBps = per-channel rate.
 NcclFit fit_nccl_p2p(const Measurements& data, const Split& split, const topo::ClusterGraph& graph,
                      const std::string& op);
 

@@ -1,4 +1,4 @@
-// The point-to-point fit (alltoall, sendrecv): latency, multi-peer latency, per-channel rate and
+// The point-to-point fit (alltoall, sendrecv): latency, extra-peer latency, per-channel rate and
 // NVLink efficiency of NCCL's p2p path, from the default runs, in the simulator's own regimes.
 // The efficiency is what NCCL's p2p kernels get of the NVLink line rate where the link paces
 // them; it can differ from the copy engines' peer copy (fit_links.cpp), which sets the
@@ -22,9 +22,9 @@ using coll::Proto;
 
 struct P2pPoint {
   double t_us = 0;
-  bool multi_peer = false;
-  double channel_kB = 0;  // bytes per peer / rate channels, kB: x 1 / perChannel GB/s -> us
-  double link_kB = 0;     // sends per NVLink port x bytes per peer, kB: times 1 / link GB/s
+  double extra_peers = 0;  // peers beyond the first
+  double channel_kB = 0;   // bytes per peer / rate channels, kB: x 1 / perChannel GB/s -> us
+  double link_kB = 0;      // sends per NVLink port x bytes per peer, kB: times 1 / link GB/s
   double rate_channels = 0;
   int sends = 0;
 };
@@ -34,7 +34,7 @@ struct P2pPoint {
 // latencies already fitted (the cap makes the model piecewise, so a linear fit does not apply).
 // Ties keep the lowest rates. Returns {0, 0} without points.
 std::pair<double, double> fit_unaligned(const std::vector<P2pPoint>& points, double latency_us,
-                                        double multi_peer_us) {
+                                        double extra_peer_us) {
   std::pair<double, double> best{0.0, 0.0};
   if (points.empty()) return best;
   double best_error = std::numeric_limits<double>::infinity();
@@ -46,7 +46,7 @@ std::pair<double, double> fit_unaligned(const std::vector<P2pPoint>& points, dou
         const double rate =
             std::min(p.rate_channels * channel_GBps, static_cast<double>(gpu_GBps) / p.sends);
         const double peer_kB = p.channel_kB * p.rate_channels;
-        const double t = latency_us + (p.multi_peer ? multi_peer_us : 0.0) + peer_kB / rate;
+        const double t = latency_us + p.extra_peers * extra_peer_us + peer_kB / rate;
         sum += std::abs(relative_error(t, p.t_us));
       }
       if (sum < best_error) {
@@ -85,7 +85,7 @@ NvlinkRate nvlink_rate(const topo::Cluster& c) {
 struct FixedLatency {
   bool fixed = false;
   double base_us = 0;
-  double multi_peer_us = 0;
+  double extra_peer_us = 0;
 };
 
 // Rows of the points the channels pace (the others the NVLink paces, at its known rate); the
@@ -99,12 +99,13 @@ std::vector<FitRow> channel_bound_rows(const std::vector<P2pPoint>& points, doub
     const bool by_channel = p.channel_kB / per_channel_GBps >= p.link_kB / link_GBps;
     channel_bound.push_back(by_channel);
     if (!by_channel) continue;
-    const double multi = p.multi_peer ? 1.0 : 0.0;
     if (latency.fixed) {
-      rows.push_back(
-          {{0.0, 0.0, p.channel_kB}, p.t_us, 1.0, latency.base_us + multi * latency.multi_peer_us});
+      rows.push_back({{0.0, 0.0, p.channel_kB},
+                      p.t_us,
+                      1.0,
+                      latency.base_us + p.extra_peers * latency.extra_peer_us});
     } else {
-      rows.push_back({{1.0, multi, p.channel_kB}, p.t_us});
+      rows.push_back({{1.0, p.extra_peers, p.channel_kB}, p.t_us});
     }
   }
   return rows;
@@ -126,7 +127,7 @@ ChannelFit fit_channels(const std::vector<P2pPoint>& points, double start_per_ch
   ChannelFit out;
   out.per_channel_GBps = start_per_channel_GBps;
   out.f.coef = {latency.fixed ? latency.base_us : base_prior_us,
-                latency.fixed ? latency.multi_peer_us : 0.0, 0.0};
+                latency.fixed ? latency.extra_peer_us : 0.0, 0.0};
   std::vector<bool> regimes;
   std::vector<bool> previous;
   for (int round = 0; round < 16; ++round) {
@@ -136,7 +137,7 @@ ChannelFit fit_channels(const std::vector<P2pPoint>& points, double start_per_ch
     if ((round > 0 && regimes == previous) || rows.size() < (latency.fixed ? 1u : 3u)) break;
     previous = regimes;
     out.f = fit_relative_robust(rows);
-    if (latency.fixed) out.f.coef = {latency.base_us, latency.multi_peer_us, out.f.coef[2]};
+    if (latency.fixed) out.f.coef = {latency.base_us, latency.extra_peer_us, out.f.coef[2]};
     if (out.f.coef[2] > 0) out.per_channel_GBps = 1.0 / out.f.coef[2];
   }
   double sum = 0;
@@ -144,8 +145,7 @@ ChannelFit fit_channels(const std::vector<P2pPoint>& points, double start_per_ch
     const double channel_us = p.channel_kB / out.per_channel_GBps;
     const double link_us = p.link_kB / link_GBps;
     if (link_us > channel_us) ++out.link_bound;
-    const double t =
-        out.f.coef[0] + (p.multi_peer ? out.f.coef[1] : 0.0) + std::max(channel_us, link_us);
+    const double t = out.f.coef[0] + p.extra_peers * out.f.coef[1] + std::max(channel_us, link_us);
     sum += std::abs(relative_error(t, p.t_us));
   }
   out.mean_abs_error = sum / static_cast<double>(points.size());
@@ -188,11 +188,12 @@ NcclFit fit_nccl_p2p(const Measurements& data, const Split& split, const topo::C
     const coll::P2pChannels p2p =
         coll::p2p_channels(ch.comm_channels, p.n_ranks, it->second.n_nodes, prior);
     const int sends = coll::p2p_sends(cop, p.n_ranks);
-    const double rate_channels = coll::p2p_rate_channels(ch.n_channels, sends, p2p.comm_channels);
+    const double rate_channels = coll::p2p_protocol_channels(
+        coll::p2p_rate_channels(ch.n_channels, sends, p2p.comm_channels), ch.estimate.proto);
     const bool full_packs =
         ch.estimate.proto == Proto::ll || coll::p2p_aligned(cop, p.bytes, p.n_ranks);
     (full_packs ? points : unaligned)
-        .push_back({p.time_us, coll::p2p_peers(cop, p.n_ranks) > 1,
+        .push_back({p.time_us, std::max(coll::p2p_peers(cop, p.n_ranks) - 1, 0) * 1.0,
                     peer_bytes / rate_channels / 1e3, sends_per_port * peer_bytes / 1e3,
                     rate_channels, sends});
   }
@@ -206,7 +207,7 @@ NcclFit fit_nccl_p2p(const Measurements& data, const Split& split, const topo::C
       prior.base_latency_us[coll::index_of(Algo::ring)][coll::index_of(Proto::simple)];
   double link_GBps = nvlink.effective_Bps / 1e9;
   const FixedLatency latency{!out.host_floors.empty(), base_prior_us,
-                             prior.p2p_multi_peer_latency_us};
+                             prior.p2p_extra_peer_latency_us};
   ChannelFit best = fit_channels(points, graph_channel_GBps, link_GBps, base_prior_us, latency);
   for (int percent = 100; percent >= 50; --percent) {
     const double candidate_GBps = nvlink.line_Bps * percent / 100.0 / 1e9;
@@ -227,7 +228,7 @@ NcclFit fit_nccl_p2p(const Measurements& data, const Split& split, const topo::C
   out.params.source = "calibrated (" + op + ")";
   out.params.base_latency_us[r][s] = f.coef[0];
   for (auto& link_class : out.params.hop_latency_us) link_class[r][s] = 0.0;
-  out.params.p2p_multi_peer_latency_us = f.coef[1];
+  out.params.p2p_extra_peer_latency_us = f.coef[1];
   if (f.coef[2] > 0) out.params.p2p_per_channel_GBps = per_channel_GBps;
   if (best.link_bound > 0) out.p2p_nvlink_efficiency = link_GBps * 1e9 / nvlink.line_Bps;
   // Misaligned sends need enough points of their own; without, the priors stand.

@@ -124,7 +124,7 @@ NcclParams nccl_priors(GpuArch arch) {
   // The split that uses them (p2p_plan.cpp) is enqueue.cc's addP2pToPlan; with these values it
   // puts the 4 x H200 sendrecv bandwidth jump (3-4 ranks: 128 -> 256 MiB, 2 ranks: 256 -> 512
   // MiB; calibrate/data/h200x4) where it is measured. NCCL's tuner has no p2p model: the
-  // per-channel rate falls back to the channel search's speed and the multi-peer latency to 0
+  // per-channel rate falls back to the channel search's speed and the extra-peer latency to 0
   // until calibrated (fit_nccl_p2p.cpp).
   p.p2p_max_channels = 64;
   p.p2p_net_channels_per_peer = 2;
@@ -132,7 +132,7 @@ NcclParams nccl_priors(GpuArch arch) {
   p.p2p_net_chunk_bytes = 128 * 1024;
   p.p2p_ll_threshold_bytes = 16384;
   p.p2p_per_channel_GBps = 0;
-  p.p2p_multi_peer_latency_us = 0;
+  p.p2p_extra_peer_latency_us = 0;
   // Misaligned all-to-all chunks (p2p_plan.hpp): our own calibration, `clustersim fit
   // calibrate/data/h200x4-a2a-offsets/off1 -t topologies/h200-4gpu.yaml --holdout-sizes none`
   // (2 and 4 x H200, chunks of 4 mod 16 bytes, every size; 3 ranks held out). The folder with

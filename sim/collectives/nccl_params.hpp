@@ -66,7 +66,7 @@ struct NcclParams {
 
   // Point-to-point (send/recv, all-to-all; collectives/p2p_plan.hpp): NCCL's channel split and
   // the per-channel copy rate. Latency: Ring Simple base + one hop of the path's class, plus
-  // p2p_multi_peer_latency_us when a rank's sends and receives reach more than one peer.
+  // p2p_extra_peer_latency_us for each peer a rank's sends and receives reach beyond the first.
   int p2p_max_channels = 64;
   int p2p_net_channels_per_peer = 2;
   double p2p_nvl_chunk_bytes = 512 * 1024;
@@ -74,7 +74,7 @@ struct NcclParams {
   double p2p_ll_threshold_bytes = 16384;
   // One channel's p2p copy rate, GB/s; 0: the ring graph's per-channel speed (the prior).
   double p2p_per_channel_GBps = 0;
-  double p2p_multi_peer_latency_us = 0;
+  double p2p_extra_peer_latency_us = 0;
   // Simple sends whose buffers are not 16-byte aligned (collectives/p2p_plan.hpp): one
   // channel's rate, GB/s (0: the aligned rate x p2p_pack_width_ratio), and what one GPU's
   // misaligned sends reach together, GB/s (0: no such cap).

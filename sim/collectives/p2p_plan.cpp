@@ -78,6 +78,10 @@ double p2p_send_GBps(double rate_channels, double per_channel_GBps, bool full_pa
   return rate;
 }
 
+double p2p_protocol_channels(double rate_channels, Proto proto) {
+  return proto == Proto::ll ? rate_channels * p2p_ll_data_fraction : rate_channels;
+}
+
 int p2p_peers(Op op, int n_ranks) {
   if (n_ranks <= 1) return 0;
   if (op == Op::all_to_all) return n_ranks - 1;

@@ -32,6 +32,15 @@ bool p2p_uses_ll(double bytes, int part_channels, const NcclParams& params);
 // misaligned too, since one flow stands for all ranks' sends.
 bool p2p_aligned(Op op, double bytes, int n_ranks);
 
+// LL stores each 8 bytes of data with an 8-byte flag in one 16-byte line (NCCL's prims_ll.h;
+// shared/reference/nccl-cost-model.md: LL reaches ~50 % of the link bandwidth): an LL send moves
+// its data at this fraction of a channel's Simple rate.
+inline constexpr double p2p_ll_data_fraction = 0.5;
+
+// The rate of one send in channels' worth of the per-channel rate: its rate channels, halved for
+// LL (p2p_ll_data_fraction).
+double p2p_protocol_channels(double rate_channels, Proto proto);
+
 // Sends one rank has in flight at once: n - 1 for all-to-all, 1 for send/recv.
 int p2p_sends(Op op, int n_ranks);
 

@@ -209,14 +209,15 @@ TunerChoice choose(const CommShape& shape, Op op, double bytes, const NcclParams
     // reduceCopy, whose packs shrink when they are misaligned.
     const bool full_packs = c.estimate.proto == Proto::ll || p2p_aligned(op, bytes, shape.n_ranks);
     const int sends = p2p_sends(op, shape.n_ranks);
-    const double rate_channels = p2p_rate_channels(c.n_channels, sends, p2p.comm_channels);
+    const double rate_channels = p2p_protocol_channels(
+        p2p_rate_channels(c.n_channels, sends, p2p.comm_channels), c.estimate.proto);
     // One peer's send.
     c.estimate.bus_bw_GBps = p2p_send_GBps(rate_channels, per_channel, full_packs, sends, params);
     c.estimate.algo_bw_GBps = c.estimate.bus_bw_GBps;
     if (shape.n_ranks > 1) {
       c.estimate.latency_us =
           params.base_latency_us[r][s] + params.hop_latency_us[index_of(hop)][r][s] +
-          (p2p_peers(op, shape.n_ranks) > 1 ? params.p2p_multi_peer_latency_us : 0.0);
+          std::max(p2p_peers(op, shape.n_ranks) - 1, 0) * params.p2p_extra_peer_latency_us;
     }
     return c;
   }

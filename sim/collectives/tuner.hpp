@@ -76,7 +76,7 @@ std::vector<Estimate> estimate_all(const CommShape& shape, Op op, double bytes,
 // channels, x the p2p per-channel rate; misaligned Simple sends at the misaligned rate and cap),
 // one peer's send; LL when that
 // send is at most channels x the LL threshold; latency Ring Simple base + one hop of the path's
-// class + the multi-peer latency when a rank reaches more than one peer. Throws InputError when
+// class + the extra-peer latency for each peer a rank reaches beyond the first. Throws InputError when
 // the options leave nothing.
 TunerChoice choose(const CommShape& shape, Op op, double bytes, const NcclParams& params,
                    const TunerOptions& options);

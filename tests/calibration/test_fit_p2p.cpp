@@ -53,19 +53,19 @@ Measurements simulated(const topo::ClusterGraph& graph, const coll::NcclParams& 
   return m;
 }
 
-// The truth every case starts from: Hopper's priors with 20 GB/s per channel and a multi-peer
+// The truth every case starts from: Hopper's priors with 20 GB/s per channel and an extra-peer
 // latency of 10 us; every point is fitted (no holdout).
 coll::NcclParams p2p_truth() {
   coll::NcclParams truth = coll::nccl_priors(coll::GpuArch::hopper);
   truth.p2p_per_channel_GBps = 20.0;
-  truth.p2p_multi_peer_latency_us = 10.0;
+  truth.p2p_extra_peer_latency_us = 10.0;
   return truth;
 }
 const Split kNoHoldout{{}, SizeHoldout::none};
 
 }  // namespace
 
-// Truth: one-peer latency 11.8 us (Ring Simple base 8.4 + NVLink hop 3.4), multi-peer latency
+// Truth: one-peer latency 11.8 us (Ring Simple base 8.4 + NVLink hop 3.4), extra-peer latency
 // 10 us, 20 GB/s per channel; the NVLink (450 GB/s x 0.88 = 396 GB/s) paces the sends whose
 // channels would run faster (sendrecv on 32 channels: 640 GB/s; alltoall 2 ranks at 1 GiB).
 TEST_CASE("the p2p fit recovers the per-channel rate and latencies it was simulated with") {
@@ -79,7 +79,7 @@ TEST_CASE("the p2p fit recovers the per-channel rate and latencies it was simula
     const int r = coll::index_of(coll::Algo::ring);
     const int s = coll::index_of(coll::Proto::simple);
     CHECK(fit.params.base_latency_us[r][s] == doctest::Approx(11.8).epsilon(1e-3));
-    CHECK(fit.params.p2p_multi_peer_latency_us == doctest::Approx(10.0).epsilon(1e-3));
+    CHECK(fit.params.p2p_extra_peer_latency_us == doctest::Approx(10.0).epsilon(1e-3));
     CHECK(fit.params.p2p_per_channel_GBps == doctest::Approx(20.0).epsilon(1e-3));
     CHECK(fit.configs[0].max_rel_error < 1e-3);
   }
@@ -120,7 +120,7 @@ TEST_CASE("the p2p fit recovers the misaligned per-channel rate and GPU cap") {
 }
 
 // Host-paced records of a truth whose sends take the latency the fit keeps on such data (the Ring
-// Simple base alone, 8.4 us: fit_nccl_p2p.cpp says why; no NVLink hop, no multi-peer term), under
+// Simple base alone, 8.4 us: fit_nccl_p2p.cpp says why; no NVLink hop, no extra-peer term), under
 // a host floor of 16 us on 2 ranks and 32 us on 4. Up to 1 MiB every call takes the host's time
 // (the GPUs' slowest there: 8.4 + 1 MiB / (16 channels x 20 GB/s) = 11.7 us on 2 ranks,
 // 8.4 + 1 MiB / (8 x 20) = 15.0 us on 4), and 4 MiB already takes 8.4 + 13.1 = 21.5 us on 2
@@ -130,7 +130,7 @@ TEST_CASE("on host-paced records the p2p fit finds the host floor and keeps NCCL
   const topo::Cluster cluster = topo::load_cluster(kRoot + "/topologies/h200-4gpu.yaml");
   const topo::ClusterGraph graph(cluster);
   coll::NcclParams truth = p2p_truth();
-  truth.p2p_multi_peer_latency_us = 0;
+  truth.p2p_extra_peer_latency_us = 0;
   const int r = coll::index_of(coll::Algo::ring);
   const int s = coll::index_of(coll::Proto::simple);
   truth.hop_latency_us[coll::index_of(coll::LinkClass::nvlink)][r][s] = 0;
@@ -141,6 +141,6 @@ TEST_CASE("on host-paced records the p2p fit finds the host floor and keeps NCCL
   CHECK(fit.host_floors.at("default", 2) == doctest::Approx(16.0));
   CHECK(fit.host_floors.at("default", 4) == doctest::Approx(32.0));
   CHECK(fit.params.base_latency_us[r][s] == doctest::Approx(8.4));
-  CHECK(fit.params.p2p_multi_peer_latency_us == 0.0);
+  CHECK(fit.params.p2p_extra_peer_latency_us == 0.0);
   CHECK(fit.params.p2p_per_channel_GBps == doctest::Approx(20.0).epsilon(1e-3));
 }
