@@ -174,6 +174,16 @@ TEST_CASE("clustersim validate on the 4 x H200 data matches its golden output") 
   CHECK(out == read_text(kRoot + "/tests/golden/validate/h200x4.txt"));
 }
 
+TEST_CASE("clustersim validate --timing gated on run 3 of the 4 x H200 matches its golden output") {
+  const std::string command = std::string("'") + CLUSTERSIM_BINARY + "' validate --topology '" +
+                              kTopology + "' --data '" + kRoot +
+                              "/calibrate/data/h200x4-run3' --timing gated 2>/dev/null";
+  int status = 0;
+  const std::string out = run(command, status);
+  REQUIRE(status == 0);
+  CHECK(out == read_text(kRoot + "/tests/golden/validate/h200x4-run3-gated.txt"));
+}
+
 TEST_CASE("the committed calibration file is what `clustersim fit` writes from the data") {
   const fs::path out = fs::temp_directory_path() / "clustersim-test-calibration.json";
   const std::string command = std::string("'") + CLUSTERSIM_BINARY + "' fit '" + kData +

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Regenerates the fitted calibration file of the 4 x H200 data and the golden output of
-# `clustersim validate` on it. Run after a change meant to alter them; read the diff first.
+# Regenerates the fitted calibration file of the 4 x H200 data and the golden outputs of
+# `clustersim validate` on it (host-paced run 1, gated run 3). Run after a change meant to alter
+# them; read the diff first.
 # Usage: tests/golden/validate/refresh.sh [path/to/clustersim]   (default: build/sim/clustersim)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -11,6 +12,9 @@ bin=${1:-$root/build/sim/clustersim}
 "$bin" validate --topology "$root/topologies/h200-4gpu.yaml" --data "$root/calibrate/data/h200x4" \
   --calibration "$root/calibrate/data/h200x4/calibration.json" 2>/dev/null \
   > "$root/tests/golden/validate/h200x4.txt"
+# Run 3 of the same machine on the GPUs' own time (gated records), fitted in memory.
+"$bin" validate --topology "$root/topologies/h200-4gpu.yaml" --data "$root/calibrate/data/h200x4-run3" \
+  --timing gated 2>/dev/null > "$root/tests/golden/validate/h200x4-run3-gated.txt"
 # The other machines' calibration files (no golden output: h200x2 has one rank count, the
 # single-GPU machines no NCCL runs). Each is fitted on the topology closest to the machine.
 for pair in h200x2:h200-4gpu h100x1:dgx-h100 h200x1:dgx-h200; do
@@ -19,4 +23,4 @@ for pair in h200x2:h200-4gpu h100x1:dgx-h100 h200x1:dgx-h200; do
   "$bin" fit "$root/calibrate/data/$machine" --topology "$root/topologies/${pair#*:}.yaml" \
     -o "$root/calibrate/data/$machine/calibration.json" >/dev/null
 done
-echo "refreshed calibrate/data/*/calibration.json and tests/golden/validate/h200x4.txt"
+echo "refreshed calibrate/data/*/calibration.json and tests/golden/validate/h200x4*.txt"
