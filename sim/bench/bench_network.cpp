@@ -5,7 +5,9 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -121,7 +123,8 @@ BENCHMARK(BM_MaxMinSolve)->Arg(1'000)->Arg(10'000)->Arg(100'000)->Unit(benchmark
 // The solver alone under the change BM_FlowNetworkChange makes: N flows in flight, then per
 // iteration one flow between a random pair added (update) and removed again (update). No bytes,
 // drain times or channel accounts: the rate update's own cost, two updates per iteration.
-void BM_MaxMinChange(benchmark::State& state) {
+// `narrow_search_limit` as MaxMinSharing takes it, or none for its default.
+void run_change(benchmark::State& state, std::optional<std::size_t> narrow_search_limit) {
   const auto n = static_cast<std::size_t>(state.range(0));
   FatTree& tree = FatTree::get(n + 1024);
   std::vector<double> capacity;
@@ -131,6 +134,7 @@ void BM_MaxMinChange(benchmark::State& state) {
   cs::net::MaxMinSharing sharing(capacity);
   for (std::size_t i = 0; i < n; ++i) sharing.add(tree.routes[i]);
   sharing.update();
+  if (narrow_search_limit) sharing.set_narrow_search_limit(*narrow_search_limit);
   std::size_t next = n;
   std::uint64_t resolved = 0;
   for (auto _ : state) {
@@ -142,8 +146,18 @@ void BM_MaxMinChange(benchmark::State& state) {
   }
   state.counters["flows_per_update"] =
       static_cast<double>(resolved) / (2.0 * static_cast<double>(state.iterations()));
+  state.counters["followers"] = sharing.follower_count();
+}
+void BM_MaxMinChange(benchmark::State& state) {
+  run_change(state, std::nullopt);
 }
 BENCHMARK(BM_MaxMinChange)->Arg(1'000)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMicrosecond);
+// With the narrow search alone, however many flows it gathers: what it costs per re-solved flow
+// against the plain search BM_MaxMinChange/10000 takes.
+void BM_MaxMinChangeNarrow(benchmark::State& state) {
+  run_change(state, std::numeric_limits<std::size_t>::max());
+}
+BENCHMARK(BM_MaxMinChangeNarrow)->Arg(10'000)->Unit(benchmark::kMicrosecond);
 
 // The shape of a ring collective: `range(0)` rings, each one flow over all 1,024 GPUs of the fat
 // tree (servers in order, the GPUs of each server rotated by the ring's number, so rings leave

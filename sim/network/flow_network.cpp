@@ -90,7 +90,7 @@ void FlowNetwork::apply_update() {
         std::max(account.stats.peak_utilization, account.load_Bps / sharing_.capacity_Bps(c));
   }
 
-  for (const auto index : touched) {
+  for (const auto index : sharing_.changed_flows()) {
     Flow& flow = flows_[static_cast<std::size_t>(index)];
     const double rate = sharing_.rate_Bps(index);
     const bool scheduled = flow.rate_Bps > 0;

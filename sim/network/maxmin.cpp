@@ -2,8 +2,8 @@
 // The member lists are in maxmin_members.cpp, the restart level in maxmin_restart.cpp, the solve
 // in maxmin_solve.cpp and its search in maxmin_search.cpp, the narrow search's own steps in
 // maxmin_narrow.cpp, the solve of a batch
-// of flows on empty channels in maxmin_fresh.cpp and the channels a solve need not queue in
-// maxmin_shadow.cpp.
+// of flows on empty channels in maxmin_fresh.cpp, the channels a solve need not queue in
+// maxmin_shadow.cpp and those it need not even search in maxmin_bundles.cpp.
 #include "network/maxmin.hpp"
 
 #include <algorithm>
@@ -41,6 +41,8 @@ double solo_rate_Bps(std::span<const double> capacity_Bps, std::span<const Chann
 MaxMinSharing::MaxMinSharing(std::vector<double> capacity_Bps) {
   channels_.resize(capacity_Bps.size());
   channel_visit_.resize(capacity_Bps.size(), 0);
+  leader_.resize(capacity_Bps.size(), -1);
+  next_follower_.resize(capacity_Bps.size(), -1);
   for (std::size_t c = 0; c < capacity_Bps.size(); ++c) {
     CS_ASSERT(capacity_Bps[c] >= 0, "channel " + std::to_string(c) + " has negative capacity");
     channels_[c].capacity_Bps = capacity_Bps[c];
@@ -63,6 +65,11 @@ MaxMinSharing::FlowIndex MaxMinSharing::add(std::span<const topo::ChannelId> cha
     free_flows_.pop_back();
   }
   const std::vector<ChannelUse> counted = count_channel_uses(channels);
+  for (const ChannelUse& use : counted) {
+    CS_ASSERT(use.channel >= 0 && use.channel < channel_count(),
+              "channel id " + std::to_string(use.channel) + " out of range");
+  }
+  keep_bundles_whole(counted);
   FlowState& flow = flows_[static_cast<std::size_t>(index)];
   flow.max_rate_Bps = max_rate_Bps;
   flow_rate_Bps_[static_cast<std::size_t>(index)] = std::numeric_limits<double>::infinity();
@@ -71,8 +78,6 @@ MaxMinSharing::FlowIndex MaxMinSharing::add(std::span<const topo::ChannelId> cha
   flow.first_use = static_cast<std::uint32_t>(use_pool_.size());
   flow.use_count = static_cast<std::uint32_t>(counted.size());
   for (const ChannelUse& use : counted) {
-    CS_ASSERT(use.channel >= 0 && use.channel < channel_count(),
-              "channel id " + std::to_string(use.channel) + " out of range");
     use_pool_.push_back(use);
     slot_pool_.push_back(0);  // set when update() lists it
     mark_dirty(use.channel);
@@ -100,9 +105,8 @@ void MaxMinSharing::remove(FlowIndex index) {
   for (std::uint32_t u = 0; u < flow.use_count; ++u) {
     const ChannelUse use = use_pool_[flow.first_use + u];
     ChannelState& state = channels_[static_cast<std::size_t>(use.channel)];
-    if (flow.listed) {
-      state.members[slot_pool_[flow.first_use + u]].multiplicity = 0;
-    }
+    const std::uint32_t slot = slot_pool_[flow.first_use + u];
+    if (flow.listed && slot != kFollowerUse) state.members[slot].multiplicity = 0;
     mark_dirty(use.channel);
   }
   dead_uses_ += flow.use_count;
@@ -147,6 +151,8 @@ void MaxMinSharing::mark_dirty(topo::ChannelId channel) {
 }
 
 std::span<const MaxMinSharing::FlowIndex> MaxMinSharing::update() {
+  changed_flows_.clear();
+  drop_dirty_followers();
   count_added_flows();
   if (fresh_batch()) {
     solve_fresh_batch();
@@ -161,8 +167,11 @@ std::span<const MaxMinSharing::FlowIndex> MaxMinSharing::update() {
     if (!flow.active || flow.use_count != 0) continue;  // removed (and maybe reused) since
     flow_rate_Bps_[static_cast<std::size_t>(index)] = flow.max_rate_Bps;
     component_flows_.push_back(index);
+    changed_flows_.push_back(index);
   }
   added_without_channels_.clear();
+  list_updated_followers();
+  form_bundles();
   return component_flows_;
 }
 

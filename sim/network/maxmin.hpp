@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "network/quaternary_heap.hpp"
@@ -51,6 +52,10 @@ class MaxMinSharing {
   // The channels those flows cross, also as of the last update(): every channel whose load may
   // have changed.
   std::span<const topo::ChannelId> updated_channels() const { return component_channels_; }
+  // Of those flows, the ones whose rate the last update() changed, and every flow it gave a rate
+  // for the first time: the rest kept their rates bit for bit. (With 10k flows on the fat tree,
+  // ~1.8k of the ~4.7k flows an update re-solves.)
+  std::span<const FlowIndex> changed_flows() const { return changed_flows_; }
 
   double rate_Bps(FlowIndex flow) const { return flow_rate_Bps_[static_cast<std::size_t>(flow)]; }
   std::span<const ChannelUse> uses(FlowIndex flow) const {
@@ -67,18 +72,19 @@ class MaxMinSharing {
     double prefix_load_Bps;  // finite load of the channel's members up to this one
   };
   std::span<const Member> members(topo::ChannelId channel) const {
-    const ChannelState& state = channels_[static_cast<std::size_t>(channel)];
+    const ChannelState& state = listing(channel);
     return {state.members.get(), state.member_count};
   }
   // Sum of multiplicity * rate over the flows on the channel, as of the last update().
-  double load_Bps(topo::ChannelId channel) const {
-    return channels_[static_cast<std::size_t>(channel)].load_Bps;
-  }
+  double load_Bps(topo::ChannelId channel) const { return listing(channel).load_Bps; }
   double capacity_Bps(topo::ChannelId channel) const {
     return channels_[static_cast<std::size_t>(channel)].capacity_Bps;
   }
   int channel_count() const { return static_cast<int>(channels_.size()); }
   int active_flow_count() const { return active_flows_; }
+  // Channels that carry the same flows as another one with no more capacity, and are left out of
+  // the solve (maxmin_bundles.cpp).
+  int follower_count() const { return followers_; }
 
   // The most flows the narrow search of update() may gather before the plain one takes over
   // (maxmin_solve.cpp); by default max(256, active flows / 16). Tests set 0 or a large number to
@@ -149,10 +155,24 @@ class MaxMinSharing {
     return load_Bps >= capacity_Bps * (1 - kFullWithin);
   }
 
+  // A use of a follower channel (maxmin_bundles.cpp) has this in place of a member slot.
+  static constexpr std::uint32_t kFollowerUse = std::numeric_limits<std::uint32_t>::max();
+  // The record that lists a channel's members and load: its own, or its leader's.
+  const ChannelState& listing(topo::ChannelId channel) const {
+    const topo::ChannelId leader = leader_[static_cast<std::size_t>(channel)];
+    return channels_[static_cast<std::size_t>(leader >= 0 ? leader : channel)];
+  }
   double member_rate_Bps(const Member& member) const {
     return flow_rate_Bps_[static_cast<std::size_t>(member.flow)];
   }
   void mark_dirty(topo::ChannelId channel);
+  void keep_bundles_whole(std::span<const ChannelUse> uses);
+  void split(topo::ChannelId follower);
+  void drop_dirty_followers();
+  void list_updated_followers();
+  void form_bundles();
+  bool same_list(const ChannelState& x, const ChannelState& y) const;
+  void set_use_slots(topo::ChannelId channel, std::span<const Member> members, bool follower);
   void count_added_flows();
   bool fresh_batch() const;
   void solve_fresh_batch();
@@ -178,10 +198,19 @@ class MaxMinSharing {
   void solve_component(double restart_Bps);
   void rebuild_heap();
   void freeze(FlowIndex flow, double rate_Bps);
+  void set_rate(FlowIndex flow, double rate_Bps);
   void commit();
   void merge_bounding(topo::ChannelId channel);
 
   std::vector<ChannelState> channels_;
+  // Bundles (maxmin_bundles.cpp): per channel, its leader if it is a follower (else -1), and the
+  // next channel in its leader's chain of followers (a leader: its first follower; else -1).
+  std::vector<topo::ChannelId> leader_;
+  std::vector<topo::ChannelId> next_follower_;
+  int followers_ = 0;
+  // Of the last plain search: (shadowed channel, the one that shadowed it), to bundle if their
+  // lists come out the same.
+  std::vector<std::pair<topo::ChannelId, topo::ChannelId>> shadowed_pairs_;
   // Per channel, the stamp of the last search that reached it, apart from ChannelState: the
   // search checks it once per use, and 4 bytes per channel stay in cache where a 64-byte record
   // does not.
@@ -209,6 +238,7 @@ class MaxMinSharing {
   double restart_cap_Bps_ = std::numeric_limits<double>::infinity();
   std::vector<FlowIndex> added_without_channels_;  // solved trivially: rate = max rate
   std::vector<FlowIndex> component_flows_;
+  std::vector<FlowIndex> changed_flows_;
   std::vector<topo::ChannelId> component_channels_;
   std::vector<FlowIndex> open_flows_;  // per reached channel, its unfrozen flows
   // The narrow search's scratch (maxmin_solve.cpp).

@@ -43,8 +43,15 @@ void MaxMinSharing::solve_fresh_batch() {
   }
   open_flows_.resize(open_end);
   for (auto flow = added_flows_.rbegin(); flow != added_flows_.rend(); ++flow) {
-    for (const ChannelUse& use : uses(*flow)) {
-      ChannelState& state = channels_[static_cast<std::size_t>(use.channel)];
+    const FlowState& added = flows_[static_cast<std::size_t>(*flow)];
+    for (std::uint32_t u = added.first_use; u < added.first_use + added.use_count; ++u) {
+      const topo::ChannelId c = use_pool_[u].channel;
+      if (leader_[static_cast<std::size_t>(c)] >= 0) {  // a follower's: left out
+        slot_pool_[u] = kFollowerUse;
+        continue;
+      }
+      slot_pool_[u] = 0;
+      ChannelState& state = channels_[static_cast<std::size_t>(c)];
       open_flows_[state.first_open + state.open_count++] = *flow;
     }
   }

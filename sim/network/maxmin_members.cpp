@@ -21,6 +21,7 @@ void MaxMinSharing::count_added_flows() {
     if (!flow.active || flow.listed) return true;
     flow.listed = true;
     for (const ChannelUse& use : uses(index)) {
+      if (leader_[static_cast<std::size_t>(use.channel)] >= 0) continue;  // a follower's
       ChannelState& state = channels_[static_cast<std::size_t>(use.channel)];
       if (state.written == 0) {
         state.unfrozen_weight = 0;
@@ -60,6 +61,10 @@ void MaxMinSharing::list_added_flows() {
     const FlowState& flow = flows_[static_cast<std::size_t>(index)];
     for (std::uint32_t u = 0; u < flow.use_count; ++u) {
       const ChannelUse use = use_pool_[flow.first_use + u];
+      if (leader_[static_cast<std::size_t>(use.channel)] >= 0) {
+        slot_pool_[flow.first_use + u] = kFollowerUse;
+        continue;
+      }
       ChannelState& state = channels_[static_cast<std::size_t>(use.channel)];
       const std::uint32_t slot = state.member_count++;
       state.members[slot] = Member{index, use.multiplicity, 0.0};

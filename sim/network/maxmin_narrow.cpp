@@ -72,6 +72,7 @@ void MaxMinSharing::commit() {
     const FlowState& flow = flows_[static_cast<std::size_t>(index)];
     const double rate = flow_new_rate_[static_cast<std::size_t>(index)];
     for (std::uint32_t u = 0; u < flow.use_count; ++u) {
+      if (slot_pool_[flow.first_use + u] == kFollowerUse) continue;
       const ChannelUse use = use_pool_[flow.first_use + u];
       ChannelState& state = channels_[static_cast<std::size_t>(use.channel)];
       if (!state.crossed) {
@@ -98,10 +99,8 @@ void MaxMinSharing::commit() {
     state.written = 0;
   }
   // Last, since the merges compare the re-solved flows' old rates with their new ones.
-  for (FlowIndex index : freeze_order_) {
-    flow_rate_Bps_[static_cast<std::size_t>(index)] =
-        flow_new_rate_[static_cast<std::size_t>(index)];
-  }
+  for (FlowIndex index : freeze_order_)
+    set_rate(index, flow_new_rate_[static_cast<std::size_t>(index)]);
 }
 
 // Merges the re-solved flows of a bounding channel (staged in the order they froze) with its kept

@@ -30,6 +30,7 @@ bool MaxMinSharing::collect_component(double restart_Bps, std::size_t flow_limit
   freeze_order_.clear();
   heap_.clear();
   shadow_hashes_.clear();
+  shadowed_pairs_.clear();
   caps_.clear();
   for (topo::ChannelId c : dirty_channels_) {
     if (channel_visit_[static_cast<std::size_t>(c)] != visit_) reach(c, restart_Bps);
@@ -71,8 +72,11 @@ bool MaxMinSharing::collect_component(double restart_Bps, std::size_t flow_limit
 // above it join the search. In the narrow search a channel neither changed nor marked bounds the
 // search instead (bound()), and if it was full its top members join the search.
 void MaxMinSharing::reach(topo::ChannelId channel, double restart_Bps) {
-  ChannelState& state = channels_[static_cast<std::size_t>(channel)];
   channel_visit_[static_cast<std::size_t>(channel)] = visit_;
+  // A follower is left out (maxmin_bundles.cpp); marked visited, it is neither fetched ahead nor
+  // looked up again.
+  if (leader_[static_cast<std::size_t>(channel)] >= 0) return;
+  ChannelState& state = channels_[static_cast<std::size_t>(channel)];
   component_channels_.push_back(channel);
   state.crossed = !narrow_ || state.dirty || state.cross_mark == update_serial_;
   const Member* members = state.members.get();

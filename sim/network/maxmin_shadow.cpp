@@ -48,7 +48,10 @@ void MaxMinSharing::drop_shadowed_channels() {
       if (!same_open_members(state, other_state)) continue;
       if (state.capacity_Bps < other_state.capacity_Bps ||
           (state.capacity_Bps == other_state.capacity_Bps && levels[i].key < other.key)) {
+        shadowed_pairs_.emplace_back(other.key, levels[i].key);
         other = levels[i];  // this one shadows the one listed
+      } else {
+        shadowed_pairs_.emplace_back(levels[i].key, other.key);
       }
       levels[i].key = -1;  // dropped below
       break;

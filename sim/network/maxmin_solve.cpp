@@ -5,7 +5,9 @@
 // flows freeze, so the heap keeps stale, lower entries and re-pushes them with the current share
 // when popped (lazy invalidation); once half its channels may have no open flow left, it is
 // rebuilt instead (rebuild_heap()). A crossed channel that another one shadows (the same open
-// members and frozen load, no less capacity) is not queued at all (maxmin_shadow.cpp).
+// members and frozen load, no less capacity) is not queued at all (maxmin_shadow.cpp), and one
+// that carries the same flows as another, with no less capacity, is not even searched or written
+// (a follower, maxmin_bundles.cpp).
 //
 // Which flows are re-solved (S; the rest, K, keep their rates), in exact arithmetic:
 // 1. The restart level L (maxmin_restart.cpp): every flow below L is in K. Up to L the filling
@@ -202,7 +204,9 @@ void MaxMinSharing::freeze(FlowIndex index, double rate_Bps) {
     flow_new_rate_[static_cast<std::size_t>(index)] = rate_Bps;
     freeze_order_.push_back(index);
     const ChannelUse* use = use_pool_.data() + flow.first_use;
-    for (const ChannelUse* end = use + flow.use_count; use != end; ++use) {
+    const std::uint32_t* slot = slot_pool_.data() + flow.first_use;
+    for (const ChannelUse* end = use + flow.use_count; use != end; ++use, ++slot) {
+      if (*slot == kFollowerUse) continue;
       ChannelState& state = channels_[static_cast<std::size_t>(use->channel)];
       const double load = use->multiplicity * rate_Bps;
       if (std::isfinite(load)) state.frozen_load_Bps += load;
@@ -211,8 +215,9 @@ void MaxMinSharing::freeze(FlowIndex index, double rate_Bps) {
     }
     return;
   }
-  flow_rate_Bps_[static_cast<std::size_t>(index)] = rate_Bps;
+  set_rate(index, rate_Bps);
   for (std::uint32_t u = 0; u < flow.use_count; ++u) {
+    if (slot_pool_[flow.first_use + u] == kFollowerUse) continue;
     const ChannelUse use = use_pool_[flow.first_use + u];
     ChannelState& state = channels_[static_cast<std::size_t>(use.channel)];
     const double load = use.multiplicity * rate_Bps;
@@ -224,6 +229,13 @@ void MaxMinSharing::freeze(FlowIndex index, double rate_Bps) {
     state.members[slot] = Member{index, use.multiplicity, state.frozen_load_Bps};
     slot_pool_[flow.first_use + u] = slot;
   }
+}
+
+// A flow without a rate yet has infinity: one that gets infinity again counts as changed too.
+void MaxMinSharing::set_rate(FlowIndex index, double rate_Bps) {
+  double& rate = flow_rate_Bps_[static_cast<std::size_t>(index)];
+  if (rate != rate_Bps || std::isinf(rate)) changed_flows_.push_back(index);
+  rate = rate_Bps;
 }
 
 }  // namespace cs::net

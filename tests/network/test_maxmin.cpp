@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <random>
 #include <vector>
 
@@ -21,6 +22,8 @@ struct RandomFlows {
   std::vector<MaxMinSharing::FlowIndex> live;
   std::vector<std::vector<topo::ChannelId>> paths;
   std::vector<double> caps;
+  std::vector<int> serials;  // one per flow ever added: indices are reused, serials not
+  int next_serial = 0;
 
   // One time in three (when any is live) removes a random flow; otherwise adds one over 1 to
   // `max_hops` random channels (repeats possible), capped one time in four.
@@ -31,6 +34,7 @@ struct RandomFlows {
       live.erase(live.begin() + static_cast<std::ptrdiff_t>(victim));
       paths.erase(paths.begin() + static_cast<std::ptrdiff_t>(victim));
       caps.erase(caps.begin() + static_cast<std::ptrdiff_t>(victim));
+      serials.erase(serials.begin() + static_cast<std::ptrdiff_t>(victim));
       return;
     }
     std::vector<topo::ChannelId> path;
@@ -41,6 +45,7 @@ struct RandomFlows {
     live.push_back(sharing.add(path, cap));
     paths.push_back(path);
     caps.push_back(cap);
+    serials.push_back(next_serial++);
   }
 
   // After an update: max-min optimal, and every rate equal to a one-shot solve's to 1e-9
@@ -247,10 +252,25 @@ std::vector<double> run_batches(std::uint32_t seed, std::size_t narrow_search_li
   RandomFlows flows;
   std::vector<double> history;
   for (int step = 0; step < 40; ++step) {
+    // Rates before the changes, by serial: a flow not among changed_flows() must keep its rate bit
+    // for bit, a flow added since must be among them.
+    std::map<int, double> before;
+    for (std::size_t f = 0; f < flows.live.size(); ++f)
+      before[flows.serials[f]] = sharing.rate_Bps(flows.live[f]);
     const int changes = 1 + static_cast<int>(rng() % 5);
     for (int change = 0; change < changes; ++change) flows.change(rng, sharing, channel_count, 5);
     sharing.update();
     flows.check(sharing, capacity);
+    const auto changed = sharing.changed_flows();
+    for (std::size_t f = 0; f < flows.live.size(); ++f) {
+      const bool listed = std::find(changed.begin(), changed.end(), flows.live[f]) != changed.end();
+      const auto old = before.find(flows.serials[f]);
+      if (old == before.end()) {
+        REQUIRE(listed);
+      } else if (!listed) {
+        REQUIRE(sharing.rate_Bps(flows.live[f]) == old->second);
+      }
+    }
     for (const auto flow : flows.live) history.push_back(sharing.rate_Bps(flow));
     for (int c = 0; c < channel_count; ++c) {  // every channel's members sorted by rate
       const auto members = sharing.members(c);
