@@ -14,7 +14,25 @@
 
 namespace cs::net {
 
+// A long channel list over a narrow range of ids (a ring collective's flow crosses most of the
+// fabric) is counted per id instead of sorted: O(n + range) instead of O(n log n) (sorting was 60%
+// of BM_AllReduce1GiB_SimulateOnly/128).
 std::vector<ChannelUse> count_channel_uses(std::span<const topo::ChannelId> channels) {
+  constexpr std::size_t kCountAtLeast = 64;
+  if (channels.size() >= kCountAtLeast) {
+    const auto [low, high] = std::minmax_element(channels.begin(), channels.end());
+    const auto range = static_cast<std::size_t>(std::int64_t{*high} - *low) + 1;
+    if (range <= 4 * channels.size()) {
+      std::vector<std::int32_t> count(range, 0);
+      for (topo::ChannelId channel : channels) ++count[static_cast<std::size_t>(channel - *low)];
+      std::vector<ChannelUse> uses;
+      for (std::size_t i = 0; i < range; ++i) {
+        if (count[i] > 0)
+          uses.push_back(ChannelUse{*low + static_cast<topo::ChannelId>(i), count[i]});
+      }
+      return uses;
+    }
+  }
   std::vector<topo::ChannelId> sorted(channels.begin(), channels.end());
   std::sort(sorted.begin(), sorted.end());
   std::vector<ChannelUse> uses;

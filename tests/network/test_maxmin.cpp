@@ -110,6 +110,26 @@ TEST_CASE("a flow's cap acts as a private channel") {
   CHECK(max_min_rates({100}, {{}, {}}, {7, kInf}) == std::vector<double>{7, kInf});
 }
 
+TEST_CASE("channel lists fold into uses sorted by channel, short or long, narrow or wide") {
+  // Long lists over a narrow range of ids are counted per id, the others sorted: both must give
+  // each channel once, in ascending order, with the number of times it is listed.
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 200; ++trial) {
+    const std::size_t length = 1 + rng() % 3000;
+    const int range = 1 + static_cast<int>(rng() % (trial % 2 == 0 ? 2 * length : 100'000));
+    std::vector<topo::ChannelId> channels;
+    std::map<topo::ChannelId, std::int32_t> expected;
+    for (std::size_t i = 0; i < length; ++i) {
+      const auto channel = static_cast<topo::ChannelId>(rng() % static_cast<unsigned>(range));
+      channels.push_back(channel);
+      ++expected[channel];
+    }
+    std::vector<ChannelUse> want;
+    for (const auto& [channel, count] : expected) want.push_back(ChannelUse{channel, count});
+    REQUIRE(count_channel_uses(channels) == want);
+  }
+}
+
 TEST_CASE("solo rate is min(cap, capacity / multiplicity)") {
   const std::vector<double> capacity{100, 40};
   const auto uses = count_channel_uses(std::vector<topo::ChannelId>{1, 0, 1});
