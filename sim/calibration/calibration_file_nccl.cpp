@@ -106,6 +106,7 @@ json nccl_params_json(const NcclParams& p) {
   j["p2p_ll_threshold_bytes"] = p.p2p_ll_threshold_bytes;
   j["p2p_per_channel_GBps"] = p.p2p_per_channel_GBps;
   j["p2p_extra_peer_latency_us"] = p.p2p_extra_peer_latency_us;
+  j["p2p_nvlink_latency_us"] = p.p2p_nvlink_latency_us;
   j["p2p_unaligned_per_channel_GBps"] = p.p2p_unaligned_per_channel_GBps;
   j["p2p_unaligned_gpu_GBps"] = p.p2p_unaligned_gpu_GBps;
   j["ring_recv_pass_steps"] = row(p.ring_recv_pass_steps);
@@ -170,6 +171,7 @@ NcclParams nccl_params_from_json(const json& j, const std::string& file) {
   p.p2p_ll_threshold_bytes = num("p2p_ll_threshold_bytes");
   p.p2p_per_channel_GBps = num("p2p_per_channel_GBps");
   p.p2p_extra_peer_latency_us = num("p2p_extra_peer_latency_us");
+  p.p2p_nvlink_latency_us = num("p2p_nvlink_latency_us");
   p.p2p_unaligned_per_channel_GBps = num("p2p_unaligned_per_channel_GBps");
   p.p2p_unaligned_gpu_GBps = num("p2p_unaligned_gpu_GBps");
   r.fill("ring_recv_pass_steps", p.ring_recv_pass_steps);

@@ -78,10 +78,10 @@ NvlinkRate nvlink_rate(const topo::Cluster& c) {
 }
 
 // The latencies, when they are not fitted: host-paced data hides the GPUs' latency under the host
-// floor at every size (fit_host_floor.hpp), so an outside figure stands: NCCL's Ring Simple base
-// latency, 8.4 us, without the ring's NVLink hop the uncalibrated tuner adds (3.4 us): a send is
-// one hop, and the gated runs measure 7-9 us for small sends on 2-4 H200s
-// (calibrate/data/h200x4-run3 and -run4).
+// floor at every size (fit_host_floor.hpp), so the priors stand: the measured NVLink send latency
+// where the generation has one (Hopper: 6.8 us, from the gated runs calibrate/data/h200x4-run3 and
+// -run4), else NCCL's Ring Simple base latency, 8.4 us, without the ring's NVLink hop (a send is
+// one hop).
 struct FixedLatency {
   bool fixed = false;
   double base_us = 0;
@@ -204,7 +204,9 @@ NcclFit fit_nccl_p2p(const Measurements& data, const Split& split, const topo::C
   // regime), from the top, so a tie keeps the faster link. The topology's own rate (the copy
   // engines' peer copy) is the candidate to beat. The channel side is refitted at each.
   const double base_prior_us =
-      prior.base_latency_us[coll::index_of(Algo::ring)][coll::index_of(Proto::simple)];
+      prior.p2p_nvlink_latency_us > 0
+          ? prior.p2p_nvlink_latency_us
+          : prior.base_latency_us[coll::index_of(Algo::ring)][coll::index_of(Proto::simple)];
   double link_GBps = nvlink.effective_Bps / 1e9;
   const FixedLatency latency{!out.host_floors.empty(), base_prior_us,
                              prior.p2p_extra_peer_latency_us};
@@ -223,11 +225,8 @@ NcclFit fit_nccl_p2p(const Measurements& data, const Split& split, const topo::C
   const double per_channel_GBps = best.per_channel_GBps;
   if (f.points == 0 && !latency.fixed) return out;
 
-  const int r = coll::index_of(Algo::ring);
-  const int s = coll::index_of(Proto::simple);
   out.params.source = "calibrated (" + op + ")";
-  out.params.base_latency_us[r][s] = f.coef[0];
-  for (auto& link_class : out.params.hop_latency_us) link_class[r][s] = 0.0;
+  out.params.p2p_nvlink_latency_us = f.coef[0];
   out.params.p2p_extra_peer_latency_us = f.coef[1];
   if (f.coef[2] > 0) out.params.p2p_per_channel_GBps = per_channel_GBps;
   if (best.link_bound > 0) out.p2p_nvlink_efficiency = link_GBps * 1e9 / nvlink.line_Bps;

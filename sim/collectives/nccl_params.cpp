@@ -133,6 +133,16 @@ NcclParams nccl_priors(GpuArch arch) {
   p.p2p_ll_threshold_bytes = 16384;
   p.p2p_per_channel_GBps = 0;
   p.p2p_extra_peer_latency_us = 0;
+  p.p2p_nvlink_latency_us = 0;
+  // Hopper over NVLink: our own calibration, `clustersim fit calibrate/data/h200x4-run3 --timing
+  // gated -t topologies/h200-4gpu.yaml` and the same for run4 (GPU-side times, 4 x H200, NCCL
+  // 2.28): the one-peer latency and the latency per further peer, mean of send/recv and all-to-all
+  // over the two runs (6.78-6.83 us; 0.29-0.47 us), where NCCL's rule gives 8.4 + 3.4 = 11.8 us
+  // (tests/calibration/test_ring_priors.cpp refits them).
+  if (arch == GpuArch::hopper) {
+    p.p2p_nvlink_latency_us = 6.80;
+    p.p2p_extra_peer_latency_us = 0.38;
+  }
   // Misaligned all-to-all chunks (p2p_plan.hpp): our own calibration, `clustersim fit
   // calibrate/data/h200x4-a2a-offsets/off1 -t topologies/h200-4gpu.yaml --holdout-sizes none`
   // (2 and 4 x H200, chunks of 4 mod 16 bytes, every size; 3 ranks held out). The folder with

@@ -72,6 +72,9 @@ struct NcclParams {
   double p2p_nvl_chunk_bytes = 512 * 1024;
   double p2p_net_chunk_bytes = 128 * 1024;
   double p2p_ll_threshold_bytes = 16384;
+  // One send's latency over NVLink, us (0: NCCL's Ring Simple base + one hop of the path's class,
+  // the rule for every other path).
+  double p2p_nvlink_latency_us = 0;
   // One channel's p2p copy rate, GB/s; 0: the ring graph's per-channel speed (the prior).
   double p2p_per_channel_GBps = 0;
   double p2p_extra_peer_latency_us = 0;

@@ -215,9 +215,12 @@ TunerChoice choose(const CommShape& shape, Op op, double bytes, const NcclParams
     c.estimate.bus_bw_GBps = p2p_send_GBps(rate_channels, per_channel, full_packs, sends, params);
     c.estimate.algo_bw_GBps = c.estimate.bus_bw_GBps;
     if (shape.n_ranks > 1) {
-      c.estimate.latency_us =
-          params.base_latency_us[r][s] + params.hop_latency_us[index_of(hop)][r][s] +
-          std::max(p2p_peers(op, shape.n_ranks) - 1, 0) * params.p2p_extra_peer_latency_us;
+      const double one_peer_us =
+          hop == LinkClass::nvlink && params.p2p_nvlink_latency_us > 0
+              ? params.p2p_nvlink_latency_us
+              : params.base_latency_us[r][s] + params.hop_latency_us[index_of(hop)][r][s];
+      c.estimate.latency_us = one_peer_us + std::max(p2p_peers(op, shape.n_ranks) - 1, 0) *
+                                                params.p2p_extra_peer_latency_us;
     }
     return c;
   }

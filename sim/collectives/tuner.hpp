@@ -75,8 +75,9 @@ std::vector<Estimate> estimate_all(const CommShape& shape, Op op, double bytes,
 // send/recv), busBw = p2p_send_GBps (those channels, capped at the send's share of the p2p
 // channels, x the p2p per-channel rate, halved for LL; misaligned Simple sends at the misaligned
 // rate and cap), one peer's send; LL when that send is at most channels x the LL threshold;
-// latency Ring Simple base + one hop of the path's class + the extra-peer latency for each peer a
-// rank reaches beyond the first. Throws InputError when the options leave nothing.
+// latency over NVLink p2p_nvlink_latency_us where set, else Ring Simple base + one hop of the
+// path's class, + the extra-peer latency for each peer a rank reaches beyond the first. Throws
+// InputError when the options leave nothing.
 TunerChoice choose(const CommShape& shape, Op op, double bytes, const NcclParams& params,
                    const TunerOptions& options);
 

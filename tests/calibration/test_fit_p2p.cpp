@@ -65,7 +65,7 @@ const Split kNoHoldout{{}, SizeHoldout::none};
 
 }  // namespace
 
-// Truth: one-peer latency 11.8 us (Ring Simple base 8.4 + NVLink hop 3.4), extra-peer latency
+// Truth: one-peer latency 6.8 us (the Hopper NVLink prior), extra-peer latency
 // 10 us, 20 GB/s per channel; the NVLink (450 GB/s x 0.88 = 396 GB/s) paces the sends whose
 // channels would run faster (sendrecv on 32 channels: 640 GB/s; alltoall 2 ranks at 1 GiB).
 TEST_CASE("the p2p fit recovers the per-channel rate and latencies it was simulated with") {
@@ -76,9 +76,7 @@ TEST_CASE("the p2p fit recovers the per-channel rate and latencies it was simula
     CAPTURE(op);
     const NcclFit fit = fit_nccl_p2p(simulated(graph, truth, op), kNoHoldout, graph, op);
     REQUIRE(fit.configs.size() == 1);
-    const int r = coll::index_of(coll::Algo::ring);
-    const int s = coll::index_of(coll::Proto::simple);
-    CHECK(fit.params.base_latency_us[r][s] == doctest::Approx(11.8).epsilon(1e-3));
+    CHECK(fit.params.p2p_nvlink_latency_us == doctest::Approx(6.8).epsilon(1e-3));
     CHECK(fit.params.p2p_extra_peer_latency_us == doctest::Approx(10.0).epsilon(1e-3));
     CHECK(fit.params.p2p_per_channel_GBps == doctest::Approx(20.0).epsilon(1e-3));
     CHECK(fit.configs[0].max_rel_error < 1e-3);
@@ -119,28 +117,25 @@ TEST_CASE("the p2p fit recovers the misaligned per-channel rate and GPU cap") {
   CHECK(fit.params.p2p_per_channel_GBps == doctest::Approx(20.0).epsilon(1e-3));
 }
 
-// Host-paced records of a truth whose sends take the latency the fit keeps on such data (the Ring
-// Simple base alone, 8.4 us: fit_nccl_p2p.cpp says why; no NVLink hop, no extra-peer term), under
-// a host floor of 16 us on 2 ranks and 32 us on 4. Up to 1 MiB every call takes the host's time
-// (the GPUs' slowest there: 8.4 + 1 MiB / (16 channels x 20 GB/s) = 11.7 us on 2 ranks,
-// 8.4 + 1 MiB / (8 x 20) = 15.0 us on 4), and 4 MiB already takes 8.4 + 13.1 = 21.5 us on 2
-// ranks, over 1.1 floors: each flat part is the floor alone. The points at 1.5 floors and above
-// lie on the truth and give back its per-channel rate.
+// Host-paced records of a truth whose sends take the latencies the fit keeps on such data (the
+// Hopper NVLink priors, 6.8 us and 0.38 us per further peer: fit_nccl_p2p.cpp says why), under a
+// host floor of 16 us on 2 ranks and 32 us on 4. Up to 1 MiB every call takes the host's time
+// (the GPUs' slowest there: 6.8 + 1 MiB / (16 channels x 20 GB/s) = 10.1 us on 2 ranks, 6.8 +
+// 0.38 + 1 MiB / (8 x 20) = 13.7 us on 4), and 4 MiB already takes 6.8 + 13.1 = 19.9 us on 2
+// ranks, over 1.1 floors (17.6 us): each flat part is the floor alone. The points at 1.5 floors
+// and above lie on the truth and give back its per-channel rate.
 TEST_CASE("on host-paced records the p2p fit finds the host floor and keeps NCCL's latencies") {
   const topo::Cluster cluster = topo::load_cluster(kRoot + "/topologies/h200-4gpu.yaml");
   const topo::ClusterGraph graph(cluster);
   coll::NcclParams truth = p2p_truth();
-  truth.p2p_extra_peer_latency_us = 0;
-  const int r = coll::index_of(coll::Algo::ring);
-  const int s = coll::index_of(coll::Proto::simple);
-  truth.hop_latency_us[coll::index_of(coll::LinkClass::nvlink)][r][s] = 0;
+  truth.p2p_extra_peer_latency_us = 0.38;
   const NcclFit fit =
       fit_nccl_p2p(simulated(graph, truth, "sendrecv", false, 16.0), kNoHoldout, graph, "sendrecv");
   REQUIRE(fit.configs.size() == 1);
   REQUIRE(fit.host_floors.curves.size() == 2);
   CHECK(fit.host_floors.at("default", 2) == doctest::Approx(16.0));
   CHECK(fit.host_floors.at("default", 4) == doctest::Approx(32.0));
-  CHECK(fit.params.base_latency_us[r][s] == doctest::Approx(8.4));
-  CHECK(fit.params.p2p_extra_peer_latency_us == 0.0);
+  CHECK(fit.params.p2p_nvlink_latency_us == doctest::Approx(6.8));
+  CHECK(fit.params.p2p_extra_peer_latency_us == doctest::Approx(0.38));
   CHECK(fit.params.p2p_per_channel_GBps == doctest::Approx(20.0).epsilon(1e-3));
 }

@@ -1,16 +1,21 @@
 // Hopper priors of the ring model against the committed measurements they were read from: the
 // misaligned-chunk factors (2 x H200 offset runs, calibrate/data/h200x2-align, -align-run2: the
 // ratio of misaligned to aligned per-byte slopes over 32 MiB - 1 GiB, gated, per forced protocol)
-// and the receive-only pass of ring loops (calibrate/data/h200x4, 2 and 4 ranks).
+// and the receive-only pass of ring loops (calibrate/data/h200x4, 2 and 4 ranks), and the NVLink
+// send latencies (gated runs 3 and 4 of the same machine).
 #include <doctest/doctest.h>
 
 #include <string>
 #include <vector>
 
 #include "calibration/fit_least_squares.hpp"
+#include "calibration/fit_nccl.hpp"
+#include "calibration/fit_split.hpp"
 #include "calibration/measurements.hpp"
+#include "calibration/timing_select.hpp"
 #include "collectives/nccl_params.hpp"
 #include "support/cli_run.hpp"
+#include "topology/loader.hpp"
 
 using namespace cs;
 
@@ -100,4 +105,30 @@ TEST_CASE("the receive-only pass priors are the mean over the 2- and 4-rank ring
     CHECK(prm.ring_recv_pass_steps[coll::index_of(c.proto)] ==
           doctest::Approx(sum / terms).epsilon(0.01));
   }
+}
+
+TEST_CASE("the NVLink send latency priors are the mean of the gated runs' p2p fits") {
+  // Send/recv and all-to-all fitted on runs 3 and 4 as `clustersim fit --timing gated` does
+  // (3 ranks and the odd sizes held out): one-peer latency and latency per further peer.
+  const topo::Cluster cluster =
+      topo::load_cluster(std::string(CLUSTERSIM_SOURCE_DIR) + "/topologies/h200-4gpu.yaml");
+  const topo::ClusterGraph graph(cluster);
+  double one_peer_us = 0, extra_peer_us = 0;
+  int fits = 0;
+  for (const char* run : {"h200x4-run3", "h200x4-run4"}) {
+    cal::Measurements m = cal::read_measurements(kData + run);
+    cal::select_nccl_timing(m, cal::NcclTiming::gated);
+    const cal::Split split = cal::default_split(cal::nccl_rank_counts(m));
+    for (const char* op : {"sendrecv", "alltoall"}) {
+      const cal::NcclFit fit = cal::fit_nccl_p2p(m, split, graph, op);
+      REQUIRE(fit.configs.size() == 1);
+      one_peer_us += fit.params.p2p_nvlink_latency_us;
+      extra_peer_us += fit.params.p2p_extra_peer_latency_us;
+      ++fits;
+    }
+  }
+  const coll::NcclParams prm = coll::nccl_priors(coll::GpuArch::hopper);
+  // Rounded to 0.01 us.
+  CHECK(prm.p2p_nvlink_latency_us == doctest::Approx(one_peer_us / fits).epsilon(0.002));
+  CHECK(prm.p2p_extra_peer_latency_us == doctest::Approx(extra_peer_us / fits).epsilon(0.02));
 }

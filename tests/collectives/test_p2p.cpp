@@ -66,7 +66,7 @@ TEST_CASE("p2p channel counts follow NCCL's init and enqueue") {
 
 // The tuner's p2p choice on a 12-channel x 30 GB/s ring graph (24 runtime channels): send/recv
 // of 128 MiB on 4 ranks uses 8 channels; the prior per-channel rate is the graph's 30 GB/s, so
-// busBw = 240 GB/s; latency = Ring Simple base 8.4 + NVLink hop 3.4, + the extra-peer latency per
+// busBw = 240 GB/s; latency = the Hopper NVLink send latency 6.8, + the extra-peer latency per
 // peer beyond the first (send/recv on 4 ranks: 2 peers, 1 extra).
 TEST_CASE("the tuner's p2p choice") {
   NcclParams prm = nccl_priors(GpuArch::hopper);
@@ -80,11 +80,11 @@ TEST_CASE("the tuner's p2p choice") {
   CHECK(c.n_channels == 8);
   CHECK(c.estimate.proto == Proto::simple);
   CHECK(c.estimate.bus_bw_GBps == doctest::Approx(240.0));
-  CHECK(c.estimate.latency_us == doctest::Approx(11.8));
+  CHECK(c.estimate.latency_us == doctest::Approx(6.8 + 0.38));
   prm.p2p_extra_peer_latency_us = 10.0;
   prm.p2p_per_channel_GBps = 20.0;
   c = choose(shape, Op::send_recv, 128 * kMiB, prm, {});
-  CHECK(c.estimate.latency_us == doctest::Approx(21.8));
+  CHECK(c.estimate.latency_us == doctest::Approx(16.8));
   CHECK(c.estimate.bus_bw_GBps == doctest::Approx(160.0));
   // All-to-all of 1 MiB: 256 KiB per peer, min(8, 4) = 4 channels of 64 KiB; above 4 x 16 KiB,
   // so Simple.
@@ -99,12 +99,15 @@ TEST_CASE("the tuner's p2p choice") {
   CHECK(c.estimate.bus_bw_GBps == doctest::Approx(10.0));
   // Two ranks: one peer, no extra-peer latency.
   shape.n_ranks = 2;
+  CHECK(choose(shape, Op::send_recv, 8, prm, {}).estimate.latency_us == doctest::Approx(6.8));
+  // Without the measured NVLink latency, NCCL's rule: Ring Simple base 8.4 + NVLink hop 3.4.
+  prm.p2p_nvlink_latency_us = 0;
   CHECK(choose(shape, Op::send_recv, 8, prm, {}).estimate.latency_us == doctest::Approx(11.8));
 }
 
 // One NVSwitch server of 4 GPUs (NVLink 450 GB/s each way per GPU), per-channel rate 20 GB/s,
-// extra-peer latency 10 us: send/recv on 4 ranks reaches 2 peers (8.4 + 3.4 + 10 = 21.8 us),
-// all-to-all 3 (8.4 + 3.4 + 2 x 10 = 31.8 us).
+// extra-peer latency 10 us, one-peer NVLink latency 6.8 us (Hopper prior): send/recv on 4 ranks
+// reaches 2 peers (6.8 + 10 = 16.8 us), all-to-all 3 (6.8 + 2 x 10 = 26.8 us).
 TEST_CASE("send/recv and all-to-all run as channel-capped flows") {
   const topo::Cluster cluster = testing::nvswitch_cluster(1, testing::ServerSpec{4, 1.0, 0.5});
   const topo::ClusterGraph graph(cluster);
@@ -119,23 +122,23 @@ TEST_CASE("send/recv and all-to-all run as channel-capped flows") {
   // 256 MiB: 16 channels, 320 GB/s -> the same 838.8608 us: twice the bytes, same time.
   const CollectiveResult r128 =
       simulate_alone(comm, p2p_call(Op::send_recv, 128 * kMiB), Fidelity::flow);
-  CHECK(r128.time_us() == doctest::Approx(21.8 + 838.8608).epsilon(1e-6));
+  CHECK(r128.time_us() == doctest::Approx(16.8 + 838.8608).epsilon(1e-6));
   CHECK(r128.flows == 1);  // one flow holding all four sends
   CHECK(simulate_alone(comm, p2p_call(Op::send_recv, 256 * kMiB), Fidelity::flow).time_us() ==
-        doctest::Approx(21.8 + 838.8608).epsilon(1e-6));
+        doctest::Approx(16.8 + 838.8608).epsilon(1e-6));
 
   // All-to-all of 1.2 GB: 3e8 B per peer; min 8 channels of 37.5 MB > 16 MiB -> 16 of 18.75 MB
   // -> 32 channels x 20 = 640 GB/s per peer. Each GPU port carries 3 peer sends: 450 / 3 = 150
   // GB/s each, so the link paces: 3e8 / 150e9 = 2000 us.
   CHECK(simulate_alone(comm, p2p_call(Op::all_to_all, 1.2e9), Fidelity::flow).time_us() ==
-        doctest::Approx(31.8 + 2000.0).epsilon(1e-6));
+        doctest::Approx(26.8 + 2000.0).epsilon(1e-6));
   // At 2 GB/s per channel the channels pace. The three sends' 32 channels each would need 96
   // channels; the communicator has 32 p2p channels, so each send gets 32 / 3 of them:
   // 10.667 x 2 = 21.333 GB/s -> 3e8 / 21.333e9 = 14062.5 us.
   prm.p2p_per_channel_GBps = 2.0;
   Communicator slow(graph, testing::first_ranks(4), prm);
   CHECK(simulate_alone(slow, p2p_call(Op::all_to_all, 1.2e9), Fidelity::flow).time_us() ==
-        doctest::Approx(31.8 + 14062.5).epsilon(1e-6));
+        doctest::Approx(26.8 + 14062.5).epsilon(1e-6));
 
   // One float more per peer: 1,200,000,016 B, chunks of 300,000,004 B (4 mod 16), misaligned.
   // Still 32 part channels, 10.667 of them per send; at 7.8 GB/s each that is 83.2 GB/s, over
@@ -147,14 +150,14 @@ TEST_CASE("send/recv and all-to-all run as channel-capped flows") {
   REQUIRE(prm.p2p_unaligned_per_channel_GBps == 7.8);
   REQUIRE(prm.p2p_unaligned_gpu_GBps == 159.0);
   CHECK(simulate_alone(hopper, p2p_call(Op::all_to_all, 1200000016.0), Fidelity::flow).time_us() ==
-        doctest::Approx(31.8 + 5660.377434).epsilon(1e-9));
+        doctest::Approx(26.8 + 5660.377434).epsilon(1e-9));
 
-  // Two ranks: one peer (latency 11.8 us); 64 MiB in 16 channels of 4 MiB, 320 GB/s:
+  // Two ranks: one peer (latency 6.8 us); 64 MiB in 16 channels of 4 MiB, 320 GB/s:
   // 67108864 / 320e9 = 209.7152 us.
   prm.p2p_per_channel_GBps = 20.0;
   Communicator pair20(graph, testing::first_ranks(2), prm);
   CHECK(simulate_alone(pair20, p2p_call(Op::send_recv, 64 * kMiB), Fidelity::flow).time_us() ==
-        doctest::Approx(11.8 + 209.7152).epsilon(1e-6));
+        doctest::Approx(6.8 + 209.7152).epsilon(1e-6));
 }
 
 // All-to-all sends chunk p at p x S / n and lands it at r x S / n: aligned only when S / n is a
