@@ -249,8 +249,9 @@ class MaxMinSharing {
   std::vector<FlowIndex> freeze_order_;
   struct Staged {  // a member on its way into a bounding channel's list
     Member member;
-    double rate_Bps;          // its flow's new rate (rate_Bps() changes once the lists are done)
-    std::uint32_t use_index;  // the channel's place among the flow's uses
+    double rate_Bps;         // its flow's new rate (rate_Bps() changes once the lists are done)
+    std::uint32_t use_at;    // the flow's use of the channel: its place in the use pool
+    std::uint32_t old_slot;  // a re-solved flow's slot in the list (kept members: unused)
   };
   // Per bounding channel, its re-solved members: like open_flows_, less the crossed channels'
   // part in front of bounding_open_first_.

@@ -78,7 +78,8 @@ void MaxMinSharing::commit() {
       if (!state.crossed) {
         staged_[state.first_open - bounding_open_first_ +
                 static_cast<std::uint32_t>(state.unfrozen_weight++)] =
-            Staged{Member{index, use.multiplicity, 0.0}, rate, u};
+            Staged{Member{index, use.multiplicity, 0.0}, rate, flow.first_use + u,
+                   slot_pool_[flow.first_use + u]};
         continue;
       }
       const double load = use.multiplicity * rate;
@@ -115,10 +116,8 @@ void MaxMinSharing::merge_bounding(topo::ChannelId channel) {
   std::uint32_t start = state.member_count;
   bool moved = false;
   for (const Staged* entry = staged; entry != staged_end; ++entry) {
-    const FlowState& flow = flows_[static_cast<std::size_t>(entry->member.flow)];
-    const std::uint32_t old_slot = slot_pool_[flow.first_use + entry->use_index];
-    start = std::min(start, old_slot);
-    moved = moved || member_rate_Bps(members[old_slot]) != entry->rate_Bps;
+    start = std::min(start, entry->old_slot);
+    moved = moved || member_rate_Bps(entry->member) != entry->rate_Bps;  // its old rate, still
   }
   if (!moved) return;
   // Staged in the order they froze, so the first has the lowest rate.
@@ -139,7 +138,7 @@ void MaxMinSharing::merge_bounding(topo::ChannelId channel) {
     const ChannelUse* use =
         std::lower_bound(uses_begin, uses_begin + flow.use_count, channel,
                          [](const ChannelUse& x, topo::ChannelId c) { return x.channel < c; });
-    merged_.push_back(Staged{member, rate, static_cast<std::uint32_t>(use - uses_begin)});
+    merged_.push_back(Staged{member, rate, static_cast<std::uint32_t>(use - use_pool_.data()), 0});
   }
   merged_.insert(merged_.end(), staged, staged_end);
   // Members below `start` have finite rates (below a re-solved one), so their load is the prefix.
@@ -152,8 +151,7 @@ void MaxMinSharing::merge_bounding(topo::ChannelId channel) {
     state.load_Bps += load;
     entry.member.prefix_load_Bps = state.frozen_load_Bps;
     state.members[slot] = entry.member;
-    slot_pool_[flows_[static_cast<std::size_t>(entry.member.flow)].first_use + entry.use_index] =
-        slot;
+    slot_pool_[entry.use_at] = slot;
     ++slot;
   }
   CS_ASSERT(slot == state.member_count, "a bounding channel's member list changed length");
