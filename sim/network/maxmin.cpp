@@ -59,8 +59,6 @@ double solo_rate_Bps(std::span<const double> capacity_Bps, std::span<const Chann
 MaxMinSharing::MaxMinSharing(std::vector<double> capacity_Bps) {
   channels_.resize(capacity_Bps.size());
   channel_visit_.resize(capacity_Bps.size(), 0);
-  leader_.resize(capacity_Bps.size(), -1);
-  next_follower_.resize(capacity_Bps.size(), -1);
   for (std::size_t c = 0; c < capacity_Bps.size(); ++c) {
     CS_ASSERT(capacity_Bps[c] >= 0, "channel " + std::to_string(c) + " has negative capacity");
     channels_[c].capacity_Bps = capacity_Bps[c];
@@ -172,7 +170,8 @@ std::span<const MaxMinSharing::FlowIndex> MaxMinSharing::update() {
   changed_flows_.clear();
   drop_dirty_followers();
   count_added_flows();
-  if (fresh_batch()) {
+  all_changed_ = fresh_batch();
+  if (all_changed_) {
     solve_fresh_batch();
   } else {
     const std::size_t added = added_flows_.size();
@@ -185,7 +184,7 @@ std::span<const MaxMinSharing::FlowIndex> MaxMinSharing::update() {
     if (!flow.active || flow.use_count != 0) continue;  // removed (and maybe reused) since
     flow_rate_Bps_[static_cast<std::size_t>(index)] = flow.max_rate_Bps;
     component_flows_.push_back(index);
-    changed_flows_.push_back(index);
+    if (!all_changed_) changed_flows_.push_back(index);
   }
   added_without_channels_.clear();
   list_updated_followers();

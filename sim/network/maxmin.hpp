@@ -55,7 +55,9 @@ class MaxMinSharing {
   // Of those flows, the ones whose rate the last update() changed, and every flow it gave a rate
   // for the first time: the rest kept their rates bit for bit. (With 10k flows on the fat tree,
   // ~1.8k of the ~4.7k flows an update re-solves.)
-  std::span<const FlowIndex> changed_flows() const { return changed_flows_; }
+  std::span<const FlowIndex> changed_flows() const {
+    return all_changed_ ? std::span<const FlowIndex>(component_flows_) : changed_flows_;
+  }
 
   double rate_Bps(FlowIndex flow) const { return flow_rate_Bps_[static_cast<std::size_t>(flow)]; }
   std::span<const ChannelUse> uses(FlowIndex flow) const {
@@ -157,10 +159,15 @@ class MaxMinSharing {
 
   // A use of a follower channel (maxmin_bundles.cpp) has this in place of a member slot.
   static constexpr std::uint32_t kFollowerUse = std::numeric_limits<std::uint32_t>::max();
+  // leader_ and next_follower_ are allocated when the first bundle forms: a solver that never
+  // forms one (a one-shot solve) neither allocates nor reads them.
+  bool is_follower(topo::ChannelId channel) const {
+    return followers_ > 0 && leader_[static_cast<std::size_t>(channel)] >= 0;
+  }
   // The record that lists a channel's members and load: its own, or its leader's.
   const ChannelState& listing(topo::ChannelId channel) const {
-    const topo::ChannelId leader = leader_[static_cast<std::size_t>(channel)];
-    return channels_[static_cast<std::size_t>(leader >= 0 ? leader : channel)];
+    const auto c = static_cast<std::size_t>(channel);
+    return channels_[is_follower(channel) ? static_cast<std::size_t>(leader_[c]) : c];
   }
   double member_rate_Bps(const Member& member) const {
     return flow_rate_Bps_[static_cast<std::size_t>(member.flow)];
@@ -239,6 +246,7 @@ class MaxMinSharing {
   std::vector<FlowIndex> added_without_channels_;  // solved trivially: rate = max rate
   std::vector<FlowIndex> component_flows_;
   std::vector<FlowIndex> changed_flows_;
+  bool all_changed_ = false;  // a fresh batch: every flow solved is new, changed_flows_ unused
   std::vector<topo::ChannelId> component_channels_;
   std::vector<FlowIndex> open_flows_;  // per reached channel, its unfrozen flows
   // The narrow search's scratch (maxmin_solve.cpp).

@@ -125,6 +125,10 @@ void MaxMinSharing::list_updated_followers() {
 }
 
 void MaxMinSharing::form_bundles() {
+  if (!shadowed_pairs_.empty() && leader_.empty()) {
+    leader_.resize(channels_.size(), -1);
+    next_follower_.resize(channels_.size(), -1);
+  }
   for (auto [shadowed, shadowing] : shadowed_pairs_) {
     const topo::ChannelId found = leader_[static_cast<std::size_t>(shadowing)];
     const topo::ChannelId leader = found >= 0 ? found : shadowing;

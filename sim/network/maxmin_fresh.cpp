@@ -46,7 +46,7 @@ void MaxMinSharing::solve_fresh_batch() {
     const FlowState& added = flows_[static_cast<std::size_t>(*flow)];
     for (std::uint32_t u = added.first_use; u < added.first_use + added.use_count; ++u) {
       const topo::ChannelId c = use_pool_[u].channel;
-      if (leader_[static_cast<std::size_t>(c)] >= 0) {  // a follower's: left out
+      if (is_follower(c)) {  // left out
         slot_pool_[u] = kFollowerUse;
         continue;
       }

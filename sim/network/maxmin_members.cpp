@@ -21,7 +21,7 @@ void MaxMinSharing::count_added_flows() {
     if (!flow.active || flow.listed) return true;
     flow.listed = true;
     for (const ChannelUse& use : uses(index)) {
-      if (leader_[static_cast<std::size_t>(use.channel)] >= 0) continue;  // a follower's
+      if (is_follower(use.channel)) continue;
       ChannelState& state = channels_[static_cast<std::size_t>(use.channel)];
       if (state.written == 0) {
         state.unfrozen_weight = 0;
@@ -61,7 +61,7 @@ void MaxMinSharing::list_added_flows() {
     const FlowState& flow = flows_[static_cast<std::size_t>(index)];
     for (std::uint32_t u = 0; u < flow.use_count; ++u) {
       const ChannelUse use = use_pool_[flow.first_use + u];
-      if (leader_[static_cast<std::size_t>(use.channel)] >= 0) {
+      if (is_follower(use.channel)) {
         slot_pool_[flow.first_use + u] = kFollowerUse;
         continue;
       }

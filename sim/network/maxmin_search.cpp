@@ -75,7 +75,7 @@ void MaxMinSharing::reach(topo::ChannelId channel, double restart_Bps) {
   channel_visit_[static_cast<std::size_t>(channel)] = visit_;
   // A follower is left out (maxmin_bundles.cpp); marked visited, it is neither fetched ahead nor
   // looked up again.
-  if (leader_[static_cast<std::size_t>(channel)] >= 0) return;
+  if (is_follower(channel)) return;
   ChannelState& state = channels_[static_cast<std::size_t>(channel)];
   component_channels_.push_back(channel);
   state.crossed = !narrow_ || state.dirty || state.cross_mark == update_serial_;

@@ -234,7 +234,7 @@ void MaxMinSharing::freeze(FlowIndex index, double rate_Bps) {
 // A flow without a rate yet has infinity: one that gets infinity again counts as changed too.
 void MaxMinSharing::set_rate(FlowIndex index, double rate_Bps) {
   double& rate = flow_rate_Bps_[static_cast<std::size_t>(index)];
-  if (rate != rate_Bps || std::isinf(rate)) changed_flows_.push_back(index);
+  if (!all_changed_ && (rate != rate_Bps || std::isinf(rate))) changed_flows_.push_back(index);
   rate = rate_Bps;
 }
 
