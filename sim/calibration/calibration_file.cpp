@@ -193,7 +193,12 @@ Calibration parse_calibration(const std::string& text, const std::string& file_n
     throw InputError(SourceLoc{file_name, 0}, "", std::string("not valid JSON: ") + e.what());
   }
   const Reader r(j, file_name, "");
-  if (r.text("schema") != kCalibrationSchema)
+  const std::string schema = r.text("schema");
+  if (schema == "clustersim-fit-v1")
+    r.fail("schema",
+           "written by an older clustersim (clustersim-fit-v1); fit it again with "
+           "`clustersim fit`");
+  if (schema != kCalibrationSchema)
     r.fail("schema", "expected \"" + std::string(kCalibrationSchema) + "\"");
   Calibration c;
   const Reader m = r.child(r.at("machine"), "machine");

@@ -1,5 +1,5 @@
 // The calibration file: everything the fitter learned about one machine, in one JSON document
-// (schema "clustersim-fit-v1"), and how the simulator applies it on top of a topology: the NCCL
+// (schema "clustersim-fit-v2"), and how the simulator applies it on top of a topology: the NCCL
 // parameter struct replaces the priors, the copy fits set link efficiencies and latencies, the
 // host's pageable staging rate and the GPU's memory bandwidth.
 #pragma once
@@ -16,7 +16,8 @@
 
 namespace cs::cal {
 
-inline constexpr const char* kCalibrationSchema = "clustersim-fit-v1";
+// v2 (this version): the NCCL constants gained the measured p2p latencies and ring factors.
+inline constexpr const char* kCalibrationSchema = "clustersim-fit-v2";
 
 struct Calibration {
   std::string machine;   // the data folder's name, e.g. "h200x4"

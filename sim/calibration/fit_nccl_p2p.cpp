@@ -193,7 +193,8 @@ NcclFit fit_nccl_p2p(const Measurements& data, const Split& split, const topo::C
     const bool full_packs =
         ch.estimate.proto == Proto::ll || coll::p2p_aligned(cop, p.bytes, p.n_ranks);
     (full_packs ? points : unaligned)
-        .push_back({p.time_us, std::max(coll::p2p_peers(cop, p.n_ranks) - 1, 0) * 1.0,
+        .push_back({p.time_us,
+                    static_cast<double>(std::max(coll::p2p_peers(cop, p.n_ranks) - 1, 0)),
                     peer_bytes / rate_channels / 1e3, sends_per_port * peer_bytes / 1e3,
                     rate_channels, sends});
   }

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string_view>
 
 #include "calibration/measurements_lines.hpp"
 
@@ -18,7 +19,8 @@ using nlohmann::json;
 
 constexpr const char* kSchema = "clustersim-calibration-v1";
 // The fitter's own output may sit in the same folder (calibrate/data/<machine>/calibration.json).
-constexpr const char* kFittedSchema = "clustersim-fit-v1";
+// Any version of it (calibration_file.hpp).
+constexpr std::string_view kFittedSchemaPrefix = "clustersim-fit-v";
 
 // The fields of one record, with the location every error names.
 class RecordReader {
@@ -215,7 +217,7 @@ void read_measurement_text(const std::string& text, const std::string& file_name
   if (!doc.contains("schema") || !doc["schema"].is_string())
     throw InputError(top, "schema", std::string("missing; expected \"") + kSchema + "\"");
   const std::string schema = doc["schema"].get<std::string>();
-  if (schema == kFittedSchema) return;
+  if (schema.rfind(kFittedSchemaPrefix, 0) == 0) return;
   if (schema != kSchema)
     throw InputError(top, "schema",
                      "unknown schema '" + schema + "'; expected \"" + kSchema + "\"");

@@ -125,7 +125,7 @@ NcclParams nccl_priors(GpuArch arch) {
   // puts the 4 x H200 sendrecv bandwidth jump (3-4 ranks: 128 -> 256 MiB, 2 ranks: 256 -> 512
   // MiB; calibrate/data/h200x4) where it is measured. NCCL's tuner has no p2p model: the
   // per-channel rate falls back to the channel search's speed and the extra-peer latency to 0
-  // until calibrated (fit_nccl_p2p.cpp).
+  // until calibrated (fit_nccl_p2p.cpp), except where measured below.
   p.p2p_max_channels = 64;
   p.p2p_net_channels_per_peer = 2;
   p.p2p_nvl_chunk_bytes = 512 * 1024;

@@ -118,11 +118,22 @@ TEST_CASE("the calibration file keeps each collective's host floors") {
 TEST_CASE("a broken calibration file names the key") {
   std::string message;
   try {
-    parse_calibration("{\"schema\":\"clustersim-fit-v1\",\"machine\":{}}", "c.json");
+    parse_calibration("{\"schema\":\"clustersim-fit-v2\",\"machine\":{}}", "c.json");
   } catch (const cs::InputError& e) {
     message = e.what();
   }
   CHECK(message == "c.json: key 'machine.name': missing");
+
+  // A file of the previous schema lacks this version's NCCL fields: refused, with what to do.
+  message.clear();
+  try {
+    parse_calibration("{\"schema\":\"clustersim-fit-v1\",\"machine\":{}}", "old.json");
+  } catch (const cs::InputError& e) {
+    message = e.what();
+  }
+  CHECK(message ==
+        "old.json: key 'schema': written by an older clustersim (clustersim-fit-v1); fit it again "
+        "with `clustersim fit`");
 
   // A misaligned-chunk factor below 1 would make misaligned copies faster than aligned ones.
   nlohmann::json j = nlohmann::json::parse(read_text(kData + "/calibration.json"));
