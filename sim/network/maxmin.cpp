@@ -81,11 +81,6 @@ MaxMinSharing::FlowIndex MaxMinSharing::add(std::span<const topo::ChannelId> cha
     free_flows_.pop_back();
   }
   const std::vector<ChannelUse> counted = count_channel_uses(channels);
-  for (const ChannelUse& use : counted) {
-    CS_ASSERT(use.channel >= 0 && use.channel < channel_count(),
-              "channel id " + std::to_string(use.channel) + " out of range");
-  }
-  keep_bundles_whole(counted);
   FlowState& flow = flows_[static_cast<std::size_t>(index)];
   flow.max_rate_Bps = max_rate_Bps;
   flow_rate_Bps_[static_cast<std::size_t>(index)] = std::numeric_limits<double>::infinity();
@@ -94,10 +89,13 @@ MaxMinSharing::FlowIndex MaxMinSharing::add(std::span<const topo::ChannelId> cha
   flow.first_use = static_cast<std::uint32_t>(use_pool_.size());
   flow.use_count = static_cast<std::uint32_t>(counted.size());
   for (const ChannelUse& use : counted) {
+    CS_ASSERT(use.channel >= 0 && use.channel < channel_count(),
+              "channel id " + std::to_string(use.channel) + " out of range");
     use_pool_.push_back(use);
     slot_pool_.push_back(0);  // set when update() lists it
     mark_dirty(use.channel);
   }
+  keep_bundles_whole(counted);
   if (counted.empty()) {
     added_without_channels_.push_back(index);
   } else {

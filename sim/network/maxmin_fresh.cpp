@@ -50,7 +50,6 @@ void MaxMinSharing::solve_fresh_batch() {
         slot_pool_[u] = kFollowerUse;
         continue;
       }
-      slot_pool_[u] = 0;
       ChannelState& state = channels_[static_cast<std::size_t>(c)];
       open_flows_[state.first_open + state.open_count++] = *flow;
     }

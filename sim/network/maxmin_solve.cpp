@@ -219,7 +219,7 @@ void MaxMinSharing::freeze(FlowIndex index, double rate_Bps) {
   }
   set_rate(index, rate_Bps);
   for (std::uint32_t u = 0; u < flow.use_count; ++u) {
-    if (slot_pool_[flow.first_use + u] == kFollowerUse) continue;
+    if (followers_ > 0 && slot_pool_[flow.first_use + u] == kFollowerUse) continue;
     const ChannelUse use = use_pool_[flow.first_use + u];
     ChannelState& state = channels_[static_cast<std::size_t>(use.channel)];
     const double load = use.multiplicity * rate_Bps;
