@@ -11,58 +11,13 @@
 
 #include "max_min_check.hpp"
 #include "network/maxmin.hpp"
+#include "random_flows.hpp"
 
 namespace cs::net {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// Flows in flight under random changes, with the paths and caps a one-shot solve needs.
-struct RandomFlows {
-  std::vector<MaxMinSharing::FlowIndex> live;
-  std::vector<std::vector<topo::ChannelId>> paths;
-  std::vector<double> caps;
-  std::vector<int> serials;  // one per flow ever added: indices are reused, serials not
-  int next_serial = 0;
-
-  // One time in three (when any is live) removes a random flow; otherwise adds one over 1 to
-  // `max_hops` random channels (repeats possible), capped one time in four.
-  void change(std::mt19937& rng, MaxMinSharing& sharing, int channel_count, int max_hops) {
-    if (!live.empty() && rng() % 3 == 0) {
-      const std::size_t victim = rng() % live.size();
-      sharing.remove(live[victim]);
-      live.erase(live.begin() + static_cast<std::ptrdiff_t>(victim));
-      paths.erase(paths.begin() + static_cast<std::ptrdiff_t>(victim));
-      caps.erase(caps.begin() + static_cast<std::ptrdiff_t>(victim));
-      serials.erase(serials.begin() + static_cast<std::ptrdiff_t>(victim));
-      return;
-    }
-    std::vector<topo::ChannelId> path;
-    const int length = 1 + static_cast<int>(rng() % static_cast<unsigned>(max_hops));
-    for (int h = 0; h < length; ++h)
-      path.push_back(static_cast<topo::ChannelId>(rng() % channel_count));
-    const double cap = rng() % 4 == 0 ? 1.0 + (rng() % 500) / 10.0 : kInf;
-    live.push_back(sharing.add(path, cap));
-    paths.push_back(path);
-    caps.push_back(cap);
-    serials.push_back(next_serial++);
-  }
-
-  // After an update: max-min optimal, and every rate equal to a one-shot solve's to 1e-9
-  // (infinite rates exactly).
-  void check(const MaxMinSharing& sharing, const std::vector<double>& capacity) const {
-    test::check_max_min(sharing, live, caps);
-    const auto fresh = max_min_rates(capacity, paths, caps);
-    for (std::size_t i = 0; i < live.size(); ++i) {
-      const double rate = sharing.rate_Bps(live[i]);
-      if (std::isinf(fresh[i])) {
-        REQUIRE(rate == fresh[i]);
-      } else {
-        REQUIRE(rate == doctest::Approx(fresh[i]).epsilon(1e-9));
-      }
-    }
-  }
-};
+using test::RandomFlows;
 
 // Rates in these tests are in GB/s-like round numbers; the solver is unit-agnostic.
 TEST_CASE("one flow on one channel gets the whole channel") {
@@ -247,148 +202,6 @@ TEST_CASE("random flow sets: feasible, max-min optimal, incremental equals one-s
       flows.change(rng, sharing, channel_count, 4);
       sharing.update();
       flows.check(sharing, capacity);
-    }
-  }
-}
-
-}  // namespace
-}  // namespace cs::net
-
-namespace cs::net {
-namespace {
-
-// Random batches of adds and removes between updates, with caps, repeated channels and some
-// channels of infinite capacity; returns every rate after every update. `narrow_search_limit`
-// picks the search (0: always the plain one).
-std::vector<double> run_batches(std::uint32_t seed, std::size_t narrow_search_limit) {
-  std::mt19937 rng(seed);
-  const int channel_count = 3 + static_cast<int>(rng() % 12);
-  std::vector<double> capacity;
-  for (int c = 0; c < channel_count; ++c) {
-    capacity.push_back(rng() % 8 == 0 ? kInf : 1.0 + (rng() % 1000) / 10.0);
-  }
-  MaxMinSharing sharing(capacity);
-  sharing.set_narrow_search_limit(narrow_search_limit);
-  RandomFlows flows;
-  std::vector<double> history;
-  for (int step = 0; step < 40; ++step) {
-    // Rates before the changes, by serial: a flow not among changed_flows() must keep its rate bit
-    // for bit, a flow added since must be among them.
-    std::map<int, double> before;
-    for (std::size_t f = 0; f < flows.live.size(); ++f)
-      before[flows.serials[f]] = sharing.rate_Bps(flows.live[f]);
-    const int changes = 1 + static_cast<int>(rng() % 5);
-    for (int change = 0; change < changes; ++change) flows.change(rng, sharing, channel_count, 5);
-    sharing.update();
-    flows.check(sharing, capacity);
-    const auto changed = sharing.changed_flows();
-    for (std::size_t f = 0; f < flows.live.size(); ++f) {
-      const bool listed = std::find(changed.begin(), changed.end(), flows.live[f]) != changed.end();
-      const auto old = before.find(flows.serials[f]);
-      if (old == before.end()) {
-        REQUIRE(listed);
-      } else if (!listed) {
-        REQUIRE(sharing.rate_Bps(flows.live[f]) == old->second);
-      }
-    }
-    for (const auto flow : flows.live) history.push_back(sharing.rate_Bps(flow));
-    for (int c = 0; c < channel_count; ++c) {  // every channel's members sorted by rate
-      const auto members = sharing.members(c);
-      for (std::size_t m = 1; m < members.size(); ++m) {
-        REQUIRE(sharing.rate_Bps(members[m - 1].flow) <= sharing.rate_Bps(members[m].flow));
-      }
-    }
-  }
-  return history;
-}
-
-TEST_CASE("random flow sets large enough to rebuild the heap: max-min optimal, as one-shot") {
-  // 300 channels and ~600 flows over up to 6 of them: most channels carry several flows, so the
-  // heap of a solve holds well over the 64 shares from which it is rebuilt once half of them may
-  // have no open flow left (maxmin_solve.cpp).
-  for (std::uint32_t seed = 1; seed <= 3; ++seed) {
-    CAPTURE(seed);
-    std::mt19937 rng(seed);
-    const int channel_count = 300;
-    std::vector<double> capacity;
-    for (int c = 0; c < channel_count; ++c) capacity.push_back(1.0 + (rng() % 1000) / 10.0);
-    MaxMinSharing sharing(capacity);
-    sharing.set_narrow_search_limit(0);  // the plain search, whose heaps are the largest
-    RandomFlows flows;
-    for (int step = 0; step < 900; ++step) flows.change(rng, sharing, channel_count, 6);
-    sharing.update();
-    flows.check(sharing, capacity);
-    for (int step = 0; step < 6; ++step) {
-      flows.change(rng, sharing, channel_count, 6);
-      sharing.update();
-      flows.check(sharing, capacity);
-    }
-  }
-}
-
-TEST_CASE("a fresh batch solves as the searches do, bit for bit") {
-  // A batch added on channels that list no member takes the fresh-batch solve (every one-shot
-  // solve does). The same batch added where a removed flow still lists on every channel takes the
-  // restart and a search instead: the removed flow's rate caps the restart level, so every added
-  // flow is re-solved from below its first level, in the same order. Both must give the same
-  // rates, bit for bit, and the same member lists.
-  for (std::uint32_t seed = 1; seed <= 30; ++seed) {
-    CAPTURE(seed);
-    std::mt19937 rng(seed);
-    const int channel_count = 2 + static_cast<int>(rng() % 10);
-    std::vector<double> capacity;
-    for (int c = 0; c < channel_count; ++c) capacity.push_back(1.0 + (rng() % 1000) / 7.0);
-    std::vector<std::vector<topo::ChannelId>> paths;
-    std::vector<double> caps;
-    for (int f = 0; f < 3 + static_cast<int>(rng() % 12); ++f) {
-      std::vector<topo::ChannelId> path;
-      for (int h = 0; h < 1 + static_cast<int>(rng() % 4); ++h)
-        path.push_back(static_cast<topo::ChannelId>(rng() % channel_count));
-      paths.push_back(path);
-      caps.push_back(rng() % 4 == 0 ? 1.0 + (rng() % 500) / 3.0 : kInf);
-    }
-    MaxMinSharing fresh(capacity);
-    std::vector<MaxMinSharing::FlowIndex> fresh_flows;
-    for (std::size_t f = 0; f < paths.size(); ++f)
-      fresh_flows.push_back(fresh.add(paths[f], caps[f]));
-    fresh.update();
-    for (std::size_t limit : {std::size_t{0}, std::size_t{1'000'000}}) {  // plain, narrow
-      CAPTURE(limit);
-      MaxMinSharing searched(capacity);
-      searched.set_narrow_search_limit(limit);
-      std::vector<topo::ChannelId> everywhere;
-      for (int c = 0; c < channel_count; ++c) everywhere.push_back(c);
-      const auto placeholder = searched.add(everywhere);
-      searched.update();
-      searched.remove(placeholder);  // listed, then removed: its entries stay until the update
-      std::vector<MaxMinSharing::FlowIndex> flows;
-      for (std::size_t f = 0; f < paths.size(); ++f)
-        flows.push_back(searched.add(paths[f], caps[f]));
-      searched.update();
-      for (std::size_t f = 0; f < paths.size(); ++f) {
-        REQUIRE(searched.rate_Bps(flows[f]) == fresh.rate_Bps(fresh_flows[f]));
-      }
-      for (int c = 0; c < channel_count; ++c) {
-        const auto a = fresh.members(c);
-        const auto b = searched.members(c);
-        REQUIRE(a.size() == b.size());
-        for (std::size_t m = 0; m < a.size(); ++m) {
-          CHECK(fresh.rate_Bps(a[m].flow) == searched.rate_Bps(b[m].flow));
-          CHECK(a[m].prefix_load_Bps == b[m].prefix_load_Bps);
-          CHECK(fresh.load_Bps(c) == searched.load_Bps(c));
-        }
-      }
-    }
-  }
-}
-
-TEST_CASE("batched changes: max-min optimal, equal to one-shot, deterministic") {
-  for (std::uint32_t seed = 1; seed <= 60; ++seed) {
-    CAPTURE(seed);
-    for (std::size_t limit : {std::size_t{0}, std::size_t{1'000'000}}) {  // plain, narrow
-      CAPTURE(limit);
-      const auto first = run_batches(seed, limit);
-      CHECK(run_batches(seed, limit) == first);  // same input, same rates, bit for bit
     }
   }
 }
