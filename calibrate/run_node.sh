@@ -3,7 +3,7 @@
 # NCCL's topology XML), runs every calibration program with a time limit per stage, and packs all
 # results into ONE tarball $OUT/<machine>.tar.gz. Prints a short summary last.
 #
-#   calibrate/run_node.sh MACHINE [probe|full] [SECONDS]
+#   [GATED_MAX=BYTES] calibrate/run_node.sh MACHINE [probe|full] [SECONDS]
 #
 # MACHINE names the data folder (h200x4, h100x1, ...); probe runs tiny sweeps to check the tooling;
 # SECONDS (default 540) is the wall-clock budget: a stage never starts past it, and each stage's
@@ -66,6 +66,8 @@ else
   nccl_ranks=$(seq 2 "$gpus")
   configs="default Ring/LL Ring/LL128 Ring/Simple Tree/LL Tree/LL128 Tree/Simple"
 fi
+# GATED_MAX=BYTES: time NCCL calls up to that size gated as well (cs_cal_nccl --gated-max-bytes).
+[[ -n ${GATED_MAX:-} ]] && nccl_args+=(--gated-max-bytes="$GATED_MAX")
 
 stage launch 60 "$bin/cs_cal_launch" --out="$work/launch.json"
 
