@@ -27,7 +27,9 @@ double ring_misaligned_factor(Op op, Proto proto, double bytes, int n_ranks,
   if (rank_chunks_aligned(op, bytes, n_ranks)) return 1.0;
   const int row = op == Op::all_gather ? 0 : 1;
   const double slowdown = params.ring_misaligned_slowdown[row][index_of(proto)];
-  return 1.0 + (slowdown - 1.0) * misaligned_chunks(bytes, n_ranks) / (n_ranks - 1);
+  const double share = op == Op::all_gather ? misaligned_chunks(bytes, n_ranks) / (n_ranks - 1.0)
+                                            : 1.0 / (n_ranks - 1);
+  return 1.0 + (slowdown - 1.0) * share;
 }
 
 }  // namespace cs::coll

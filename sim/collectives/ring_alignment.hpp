@@ -17,15 +17,16 @@ bool rank_chunks_aligned(Op op, double bytes, int n_ranks);
 int misaligned_chunks(double bytes, int n_ranks);
 
 // Factor (>= 1) on the bandwidth time of a Ring all-gather or reduce-scatter:
-//   1 + (slowdown - 1) x m / (n - 1),  m = misaligned_chunks,
+//   all-gather:     1 + (slowdown - 1) x m / (n - 1),  m = misaligned_chunks,
+//   reduce-scatter: 1 + (slowdown - 1) / (n - 1),
 // slowdown = NcclParams::ring_misaligned_slowdown, measured on 2 ranks (m = 1, n - 1 = 1). Why
-// m / (n - 1): a pipelined ring runs at the pace of its busiest rank. Over an all-gather each
-// rank copies n - 1 of the n chunks (its own into the gathered buffers, then n - 2 forwards at the
-// same offsets), and every copy of a misaligned chunk is slow, since a pointer off a 16-byte
-// boundary at either end leaves the 16-byte packs. The rank that skips an aligned chunk copies all
-// m misaligned ones: (n - 1 - m) + m x slowdown chunk times for n - 1. Reduce-scatter is given the
-// same form without a separate argument. On 2 ranks it is the measurement; beyond, a model: the
-// held-out 3-rank points of calibrate/data/h200x4 test it (calibrate/README.md).
+// m / (n - 1) for all-gather: a pipelined ring runs at the pace of its busiest rank. Each rank
+// copies n - 1 of the n chunks (its own into the gathered buffers, then n - 2 forwards at the same
+// offsets), and every copy of a misaligned chunk is slow, since a pointer off a 16-byte boundary
+// at either end leaves the 16-byte packs. The rank that skips an aligned chunk copies all m
+// misaligned ones: (n - 1 - m) + m x slowdown chunk times for n - 1. Reduce-scatter pays one
+// step's worth whatever m is: that is what calibrate/data/h200x4-align measures on 3 and 4 ranks
+// with offset chunks (1.04-1.09 for m = 1, 2 and 3), without an argument from the kernel's code.
 // 1 for aligned chunks and for other ops.
 double ring_misaligned_factor(Op op, Proto proto, double bytes, int n_ranks,
                               const NcclParams& params);

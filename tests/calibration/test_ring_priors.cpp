@@ -5,6 +5,8 @@
 // send latencies (gated runs 3 and 4 of the same machine).
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,7 @@
 #include "calibration/measurements.hpp"
 #include "calibration/timing_select.hpp"
 #include "collectives/nccl_params.hpp"
+#include "collectives/ring_alignment.hpp"
 #include "support/cli_run.hpp"
 #include "topology/loader.hpp"
 
@@ -131,4 +134,64 @@ TEST_CASE("the NVLink send latency priors are the mean of the gated runs' p2p fi
   // Rounded to 0.01 us.
   CHECK(prm.p2p_nvlink_latency_us == doctest::Approx(one_peer_us / fits).epsilon(0.002));
   CHECK(prm.p2p_extra_peer_latency_us == doctest::Approx(extra_peer_us / fits).epsilon(0.02));
+}
+
+TEST_CASE("the misaligned-chunk model follows the 3- and 4-rank offset runs it was not read from") {
+  // calibrate/data/h200x4-align: all-gather and reduce-scatter on 3 and 4 H200s as NCCL chooses
+  // (Ring Simple from 64 MiB), gated, with 0, 1 and 2 elements added per rank. At each size one
+  // offset often leaves every chunk aligned; the others' times over it are the measured factors,
+  // which the model (ring_alignment.hpp, 2-rank priors) must give within 8 %.
+  const coll::NcclParams prm = coll::nccl_priors(coll::GpuArch::hopper);
+  int compared = 0;
+  for (int n : {3, 4}) {
+    for (const char* op : {"allgather", "reducescatter"}) {
+      std::vector<std::vector<cal::NcclPoint>> by_offset;
+      for (int off : {0, 1, 2}) {
+        const std::string file = kData + "h200x4-align/off" + std::to_string(off) +
+                                 "/nccl-default-n" + std::to_string(n) + ".json";
+        cal::Measurements m;
+        cal::read_measurement_text(cs::test::read_text_file(file), file, m);
+        std::vector<cal::NcclPoint> points;
+        for (const cal::NcclPoint& p : m.nccl) {
+          if (p.op == op && p.timing == cal::NcclTiming::gated && p.bytes >= 64.0 * 1024 * 1024)
+            points.push_back(p);
+        }
+        std::sort(
+            points.begin(), points.end(),
+            [](const cal::NcclPoint& a, const cal::NcclPoint& b) { return a.bytes < b.bytes; });
+        by_offset.push_back(points);
+      }
+      const coll::Op cop =
+          std::string(op) == "allgather" ? coll::Op::all_gather : coll::Op::reduce_scatter;
+      // The same ladder step in each offset run: sizes within 1 % (the offsets add a few bytes).
+      auto at_step = [](const std::vector<cal::NcclPoint>& points, double bytes) {
+        const cal::NcclPoint* found = nullptr;
+        for (const cal::NcclPoint& p : points) {
+          if (std::abs(p.bytes - bytes) < 0.01 * bytes) found = &p;
+        }
+        return found;
+      };
+      for (const cal::NcclPoint& step : by_offset[0]) {
+        std::vector<const cal::NcclPoint*> same;
+        for (const auto& points : by_offset) same.push_back(at_step(points, step.bytes));
+        const cal::NcclPoint* aligned = nullptr;
+        for (const cal::NcclPoint* p : same) {
+          if (p != nullptr && coll::misaligned_chunks(p->bytes, n) == 0) aligned = p;
+        }
+        if (aligned == nullptr) continue;
+        for (const cal::NcclPoint* p : same) {
+          if (p == nullptr || p == aligned) continue;
+          const double measured = p->time_us / aligned->time_us;
+          const double model =
+              coll::ring_misaligned_factor(cop, coll::Proto::simple, p->bytes, n, prm);
+          CAPTURE(n);
+          CAPTURE(std::string(op));
+          CAPTURE(p->bytes);
+          CHECK(model == doctest::Approx(measured).epsilon(0.08));
+          ++compared;
+        }
+      }
+    }
+  }
+  CHECK(compared >= 16);
 }

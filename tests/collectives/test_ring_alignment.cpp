@@ -52,8 +52,14 @@ TEST_CASE("the misaligned factor: the 2-rank slowdown times the busiest rank's m
   // Four ranks, chunks of 8 mod 16: 2 of 3 -> 1 + 0.54 x 2 / 3 = 1.36.
   CHECK(ring_misaligned_factor(Op::all_gather, Proto::simple, 96, 4, prm) ==
         doctest::Approx(1.36).epsilon(1e-12));
+  // Reduce-scatter pays one step's worth whatever m is: 1 + 0.22 / 2 = 1.11 (LL128) with one
+  // misaligned chunk or two; Simple on 3 ranks 1 + 0.14 / 2 = 1.07.
   CHECK(ring_misaligned_factor(Op::reduce_scatter, Proto::ll128, 72, 3, prm) ==
         doctest::Approx(1.11).epsilon(1e-12));
+  CHECK(ring_misaligned_factor(Op::reduce_scatter, Proto::ll128, 60, 3, prm) ==
+        doctest::Approx(1.11).epsilon(1e-12));
+  CHECK(ring_misaligned_factor(Op::reduce_scatter, Proto::simple, 60, 3, prm) ==
+        doctest::Approx(1.07).epsilon(1e-12));
   // Aligned chunks, ops without per-rank chunks, and other generations: no penalty.
   CHECK(ring_misaligned_factor(Op::all_gather, Proto::simple, 64, 2, prm) == 1.0);
   CHECK(ring_misaligned_factor(Op::all_reduce, Proto::simple, 40, 2, prm) == 1.0);
