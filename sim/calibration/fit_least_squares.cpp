@@ -37,22 +37,21 @@ bool solve(std::vector<std::vector<double>> a, std::vector<double> b, std::vecto
   return true;
 }
 
-// The last pivot of the symmetric matrix a restricted to `cols` (in that order), after Gaussian
-// elimination of the ones before it: how much of the last column the others do not explain.
-double schur_pivot(const std::vector<std::vector<double>>& a,
-                   const std::vector<std::size_t>& cols) {
-  const std::size_t n = cols.size();
-  std::vector<std::vector<double>> m(n, std::vector<double>(n));
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t j = 0; j < n; ++j) m[i][j] = a[cols[i]][cols[j]];
-  for (std::size_t col = 0; col + 1 < n; ++col) {
-    if (!(std::fabs(m[col][col]) > 0)) return 0.0;
-    for (std::size_t r = col + 1; r < n; ++r) {
-      const double f = m[r][col] / m[col][col];
-      for (std::size_t k = col; k < n; ++k) m[r][k] -= f * m[col][k];
-    }
+// What of column `col` of the symmetric matrix a the columns `kept` do not explain: the pivot
+// a[col][col] - a[col][kept] x (a[kept][kept])^-1 x a[kept][col] of eliminating them first.
+double schur_pivot(const std::vector<std::vector<double>>& a, const std::vector<std::size_t>& kept,
+                   std::size_t col) {
+  if (kept.empty()) return a[col][col];
+  std::vector<std::vector<double>> akk(kept.size(), std::vector<double>(kept.size()));
+  std::vector<double> akc(kept.size()), x;
+  for (std::size_t i = 0; i < kept.size(); ++i) {
+    akc[i] = a[kept[i]][col];
+    for (std::size_t j = 0; j < kept.size(); ++j) akk[i][j] = a[kept[i]][kept[j]];
   }
-  return m[n - 1][n - 1];
+  if (!solve(akk, akc, x)) return 0.0;
+  double explained = 0;
+  for (std::size_t i = 0; i < kept.size(); ++i) explained += akc[i] * x[i];
+  return a[col][col] - explained;
 }
 
 // Least squares over the free unknowns only; the others are zero.
@@ -89,10 +88,7 @@ std::vector<double> fit_free(const std::vector<FitRow>& rows, const std::vector<
   // ones kept before it, i.e. its normal-matrix pivot after eliminating them is not ~0.
   std::vector<std::size_t> kept;
   for (std::size_t i = 0; i < idx.size(); ++i) {
-    if (!(a[i][i] > 0)) continue;
-    std::vector<std::size_t> trial = kept;
-    trial.push_back(i);
-    if (schur_pivot(a, trial) > 1e-9 * a[i][i]) kept = std::move(trial);
+    if (a[i][i] > 0 && schur_pivot(a, kept, i) > 1e-9 * a[i][i]) kept.push_back(i);
   }
   std::vector<double> c(idx.size(), 0.0);
   if (!kept.empty()) {

@@ -16,6 +16,7 @@
 #include "calibration/measurements.hpp"
 #include "calibration/timing_select.hpp"
 #include "collectives/nccl_params.hpp"
+#include "collectives/nccl_types.hpp"
 #include "collectives/ring_alignment.hpp"
 #include "support/cli_run.hpp"
 #include "topology/loader.hpp"
@@ -91,10 +92,7 @@ TEST_CASE("the receive-only pass priors are the mean over the 2- and 4-rank ring
           if (p.op != op || p.bytes <= bytes) continue;
           bytes = p.bytes;
           // nccl-tests' bus factors: 2(n-1)/n all-reduce, (n-1)/n gather / scatter, 1 broadcast.
-          const double factor = op == "allreduce"   ? 2.0 * (n - 1) / n
-                                : op == "broadcast" ? 1.0
-                                                    : (n - 1.0) / n;
-          busbw = p.bytes / p.time_us * factor;
+          busbw = p.bytes / p.time_us * coll::busbw_factor(*coll::parse_op(op), n);
         }
         REQUIRE(bytes > 0);
         return busbw;
