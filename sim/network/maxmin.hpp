@@ -195,11 +195,13 @@ class MaxMinSharing {
   void drop_shadowed_channels();
   bool same_open_members(const ChannelState& x, const ChannelState& y) const;
   void prefetch_uses(FlowIndex index) const;
+  void prefetch_top_members(topo::ChannelId channel) const;
   void prefetch_uses(const std::vector<FlowIndex>& flows, std::size_t at) const;
   void prefetch_channels(FlowIndex index) const;
   void prefetch_unvisited_channels(const std::vector<FlowIndex>& flows, std::size_t at) const;
-  void bound(topo::ChannelId channel, double restart_Bps);
-  bool bottleneck_under_kept_flow();
+  void bound_channels();
+  void bound(topo::ChannelId channel);
+  bool bottleneck_under_kept_flow(double restart_Bps);
   void open(topo::ChannelId channel, std::int32_t open_weight);
   void queue_level(topo::ChannelId channel);
   void solve_component(double restart_Bps);
@@ -207,7 +209,9 @@ class MaxMinSharing {
   void freeze(FlowIndex flow, double rate_Bps);
   void set_rate(FlowIndex flow, double rate_Bps);
   void commit();
+  void write_crossed(topo::ChannelId channel);
   void merge_bounding(topo::ChannelId channel);
+  void set_kept_slot(FlowIndex flow, topo::ChannelId channel, std::uint32_t slot);
 
   std::vector<ChannelState> channels_;
   // Bundles (maxmin_bundles.cpp): per channel, its leader if it is a follower (else -1), and the
@@ -253,20 +257,23 @@ class MaxMinSharing {
   bool narrow_ = false;
   std::optional<std::size_t> narrow_search_limit_;
   std::vector<topo::ChannelId> bounding_channels_;  // reached, not crossed
-  std::vector<double> bounding_kept_top_Bps_;       // per bounding channel: its top kept rate
   std::vector<FlowIndex> freeze_order_;
-  struct Staged {  // a member on its way into a bounding channel's list
-    Member member;
-    double rate_Bps;         // its flow's new rate (rate_Bps() changes once the lists are done)
-    std::uint32_t use_at;    // the flow's use of the channel: its place in the use pool
-    std::uint32_t old_slot;  // a re-solved flow's slot in the list (kept members: unused)
+  // Per reached channel, its open flows in the order they froze, each with its use of the channel
+  // (its place in the use pool): entries [first_open, first_open + open_count), like open_flows_,
+  // filled at open_cursor_. A narrow commit writes each channel's list from its part alone.
+  struct FrozenUse {
+    FlowIndex flow;
+    std::uint32_t use_at;
   };
-  // Per bounding channel, its re-solved members: like open_flows_, less the crossed channels'
-  // part in front of bounding_open_first_.
-  std::vector<Staged> staged_;
-  std::size_t bounding_open_first_ = 0;
-  std::vector<Staged> merged_;
-  QuaternaryHeap<Level, Lower> heap_;  // channel shares
+  std::vector<FrozenUse> freeze_log_;
+  // Per channel: in a narrow search, first the bounding channel's count of re-solved uses
+  // (kNotBounding on the others), then its next entry of open_flows_ to fill; in a narrow solve,
+  // its next entry of freeze_log_.
+  std::vector<std::uint32_t> open_cursor_;
+  static constexpr std::uint32_t kNotBounding = std::numeric_limits<std::uint32_t>::max();
+  std::vector<std::uint32_t> old_slots_;  // merge_bounding() scratch
+  std::vector<std::uint32_t> kept_from_;  // merge_bounding() scratch
+  QuaternaryHeap<Level, Lower> heap_;     // channel shares
   // drop_shadowed_channels() scratch: per queued share of a crossed channel, a hash of the
   // channel's members above the restart level; a table of (hash, share) pairs.
   std::vector<std::uint32_t> shadow_hashes_;

@@ -25,7 +25,6 @@ bool MaxMinSharing::collect_component(double restart_Bps, std::size_t flow_limit
   component_flows_.clear();
   component_channels_.clear();
   bounding_channels_.clear();
-  bounding_kept_top_Bps_.clear();
   open_flows_.clear();
   freeze_order_.clear();
   heap_.clear();
@@ -57,14 +56,24 @@ bool MaxMinSharing::collect_component(double restart_Bps, std::size_t flow_limit
       if (channel_visit_[static_cast<std::size_t>(use->channel)] != visit_) {
         reach(use->channel, restart_Bps);
       }
+      if (narrow_) {  // counts the uses of each bounding channel (bound_channels())
+        std::uint32_t& cursor = open_cursor_[static_cast<std::size_t>(use->channel)];
+        if (cursor != kNotBounding) ++cursor;
+      }
     }
     if (std::isfinite(flow.max_rate_Bps)) caps_.push_back(Level{flow.max_rate_Bps, index});
   }
   // The heap holds the crossed channels' shares only, so far: in a narrow search, the few
   // changed ones.
   if (!narrow_) drop_shadowed_channels();
-  bounding_open_first_ = open_flows_.size();
-  for (topo::ChannelId c : bounding_channels_) bound(c, restart_Bps);
+  if (narrow_) {
+    bound_channels();
+    for (topo::ChannelId c : component_channels_) {  // the crossed ones' freeze log
+      std::uint32_t& cursor = open_cursor_[static_cast<std::size_t>(c)];
+      if (cursor == kNotBounding) cursor = channels_[static_cast<std::size_t>(c)].first_open;
+    }
+    freeze_log_.resize(open_flows_.size());
+  }
   return true;
 }
 
@@ -73,6 +82,7 @@ bool MaxMinSharing::collect_component(double restart_Bps, std::size_t flow_limit
 // search instead (bound()), and if it was full its top members join the search.
 void MaxMinSharing::reach(topo::ChannelId channel, double restart_Bps) {
   channel_visit_[static_cast<std::size_t>(channel)] = visit_;
+  open_cursor_[static_cast<std::size_t>(channel)] = kNotBounding;  // until it proves bounding
   // A follower is left out (maxmin_bundles.cpp); marked visited, it is neither fetched ahead nor
   // looked up again.
   if (is_follower(channel)) return;
@@ -82,6 +92,7 @@ void MaxMinSharing::reach(topo::ChannelId channel, double restart_Bps) {
   const Member* members = state.members.get();
   if (!state.crossed) {
     bounding_channels_.push_back(channel);
+    open_cursor_[static_cast<std::size_t>(channel)] = 0;
     std::uint32_t top = state.member_count;
     if (top == 0 || !full(state.load_Bps, state.capacity_Bps)) return;
     const double top_Bps =

@@ -91,7 +91,7 @@ void MaxMinSharing::resolve(double restart_Bps, std::size_t added_flows) {
       }
       break;
     }
-    if (!bottleneck_under_kept_flow()) {
+    if (!bottleneck_under_kept_flow(restart_Bps)) {
       commit();
       break;
     }
@@ -209,6 +209,8 @@ void MaxMinSharing::freeze(FlowIndex index, double rate_Bps) {
     const std::uint32_t* slot = slot_pool_.data() + flow.first_use;
     for (const ChannelUse* end = use + flow.use_count; use != end; ++use, ++slot) {
       if (*slot == kFollowerUse) continue;
+      freeze_log_[open_cursor_[static_cast<std::size_t>(use->channel)]++] =
+          FrozenUse{index, static_cast<std::uint32_t>(use - use_pool_.data())};
       ChannelState& state = channels_[static_cast<std::size_t>(use->channel)];
       const double load = use->multiplicity * rate_Bps;
       if (std::isfinite(load)) state.frozen_load_Bps += load;
