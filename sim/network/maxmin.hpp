@@ -197,10 +197,12 @@ class MaxMinSharing {
   void prefetch_uses(FlowIndex index) const;
   void prefetch_top_members(topo::ChannelId channel) const;
   void prefetch_uses(const std::vector<FlowIndex>& flows, std::size_t at) const;
+  void prefetch_slots(const std::vector<FlowIndex>& flows, std::size_t at) const;
   void prefetch_channels(FlowIndex index) const;
   void prefetch_unvisited_channels(const std::vector<FlowIndex>& flows, std::size_t at) const;
   void bound_channels();
-  void bound(topo::ChannelId channel);
+  void bound(topo::ChannelId channel, std::uint32_t first_open, std::uint32_t open_count,
+             std::uint32_t first_bounding);
   bool bottleneck_under_kept_flow(double restart_Bps);
   void open(topo::ChannelId channel, std::int32_t open_weight);
   void queue_level(topo::ChannelId channel);
@@ -266,6 +268,8 @@ class MaxMinSharing {
     std::uint32_t use_at;
   };
   std::vector<FrozenUse> freeze_log_;
+  // Per entry of open_flows_ from the first bounding channel's on: the flow's use of the channel.
+  std::vector<std::uint32_t> open_uses_;
   // Per channel: in a narrow search, first the bounding channel's count of re-solved uses
   // (kNotBounding on the others), then its next entry of open_flows_ to fill; in a narrow solve,
   // its next entry of freeze_log_.

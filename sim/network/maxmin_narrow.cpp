@@ -33,36 +33,31 @@ void MaxMinSharing::prefetch_top_members(topo::ChannelId channel) const {
 // `written`). So a bounding channel costs its re-solved members, not every member above the
 // restart level, most of them kept (BM_MaxMinChangeNarrow/10000: 31k members scanned per update).
 void MaxMinSharing::bound_channels() {
-  auto next = static_cast<std::uint32_t>(open_flows_.size());
+  const auto first = static_cast<std::uint32_t>(open_flows_.size());
+  std::uint32_t next = first;
   for (topo::ChannelId c : bounding_channels_) {
-    ChannelState& state = channels_[static_cast<std::size_t>(c)];
     std::uint32_t& cursor = open_cursor_[static_cast<std::size_t>(c)];
-    state.first_open = next;
-    state.open_count = cursor;
-    state.unfrozen_weight = 0;
-    state.written = state.member_count;
-    state.frozen_load_Bps = 0;  // until bound(): the re-solved members' old finite load
-    next += cursor;
-    cursor = state.first_open;
+    const std::uint32_t count = cursor;
+    cursor = next;
+    next += count;
   }
   open_flows_.resize(next);
+  open_uses_.resize(next - first);
   for (FlowIndex index : component_flows_) {
     const FlowState& flow = flows_[static_cast<std::size_t>(index)];
-    const double rate_Bps = flow_rate_Bps_[static_cast<std::size_t>(index)];
-    const ChannelUse* use = use_pool_.data() + flow.first_use;
-    for (const ChannelUse* end = use + flow.use_count; use != end; ++use) {
-      std::uint32_t& cursor = open_cursor_[static_cast<std::size_t>(use->channel)];
+    for (std::uint32_t u = flow.first_use; u < flow.first_use + flow.use_count; ++u) {
+      std::uint32_t& cursor = open_cursor_[static_cast<std::size_t>(use_pool_[u].channel)];
       if (cursor == kNotBounding) continue;
+      open_uses_[cursor - first] = u;
       open_flows_[cursor++] = index;
-      ChannelState& state = channels_[static_cast<std::size_t>(use->channel)];
-      state.written =
-          std::min(state.written, slot_pool_[static_cast<std::size_t>(use - use_pool_.data())]);
-      state.unfrozen_weight += use->multiplicity;
-      const double load = use->multiplicity * rate_Bps;
-      if (std::isfinite(load)) state.frozen_load_Bps += load;
     }
   }
-  for (topo::ChannelId c : bounding_channels_) bound(c);
+  next = first;
+  for (topo::ChannelId c : bounding_channels_) {
+    const std::uint32_t end = open_cursor_[static_cast<std::size_t>(c)];
+    bound(c, next, end - next, first);
+    next = end;
+  }
 }
 
 // A bounding channel, its open list filled: its kept load, and its share queued.
@@ -83,10 +78,25 @@ void MaxMinSharing::bound_channels() {
 // of taking the difference's last bits: with the difference everywhere, 2,298 instead of 1,787
 // rates per update changed with 10k flows (counted), each one more drain time for FlowNetwork to
 // move.
-void MaxMinSharing::bound(topo::ChannelId channel) {
+void MaxMinSharing::bound(topo::ChannelId channel, std::uint32_t first_open,
+                          std::uint32_t open_count, std::uint32_t first_bounding) {
   ChannelState& state = channels_[static_cast<std::size_t>(channel)];
-  open_cursor_[static_cast<std::size_t>(channel)] = state.first_open;  // now the freeze log's
-  const double resolved_load_Bps = state.frozen_load_Bps;
+  open_cursor_[static_cast<std::size_t>(channel)] = first_open;  // now the freeze log's
+  state.first_open = first_open;
+  state.open_count = open_count;
+  std::int32_t open_weight = 0;
+  double resolved_load_Bps = 0;        // the re-solved members' old finite load
+  state.written = state.member_count;  // the lowest slot among them
+  const std::uint32_t* use_at = open_uses_.data() + (first_open - first_bounding);
+  for (std::uint32_t i = 0; i < open_count; ++i) {
+    const std::int32_t multiplicity = use_pool_[use_at[i]].multiplicity;
+    open_weight += multiplicity;
+    const double load =
+        multiplicity * flow_rate_Bps_[static_cast<std::size_t>(open_flows_[first_open + i])];
+    if (std::isfinite(load)) resolved_load_Bps += load;
+    state.written = std::min(state.written, slot_pool_[use_at[i]]);
+  }
+  state.unfrozen_weight = open_weight;
   double kept_load_Bps = 0.0;
   if (full(state.load_Bps, state.capacity_Bps)) {
     const Member* members = state.members.get();
