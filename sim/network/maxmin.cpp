@@ -59,7 +59,6 @@ double solo_rate_Bps(std::span<const double> capacity_Bps, std::span<const Chann
 MaxMinSharing::MaxMinSharing(std::vector<double> capacity_Bps) {
   channels_.resize(capacity_Bps.size());
   channel_visit_.resize(capacity_Bps.size(), 0);
-  open_cursor_.resize(capacity_Bps.size(), 0);
   for (std::size_t c = 0; c < capacity_Bps.size(); ++c) {
     CS_ASSERT(capacity_Bps[c] >= 0, "channel " + std::to_string(c) + " has negative capacity");
     channels_[c].capacity_Bps = capacity_Bps[c];

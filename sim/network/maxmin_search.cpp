@@ -25,6 +25,7 @@ constexpr std::size_t kPrefetchFlowsFrom = 256;
 // search abandoned) once it finds more than `flow_limit` flows.
 bool MaxMinSharing::collect_component(double restart_Bps, std::size_t flow_limit) {
   ++visit_;
+  if (narrow_) open_cursor_.resize(channels_.size());  // allocated by the first narrow search
   component_flows_.clear();
   component_channels_.clear();
   bounding_channels_.clear();
@@ -88,7 +89,7 @@ bool MaxMinSharing::collect_component(double restart_Bps, std::size_t flow_limit
 // search instead (bound()), and if it was full its top members join the search.
 void MaxMinSharing::reach(topo::ChannelId channel, double restart_Bps) {
   channel_visit_[static_cast<std::size_t>(channel)] = visit_;
-  open_cursor_[static_cast<std::size_t>(channel)] = kNotBounding;  // until it proves bounding
+  if (narrow_) open_cursor_[static_cast<std::size_t>(channel)] = kNotBounding;  // unless bounding
   // A follower is left out (maxmin_bundles.cpp); marked visited, it is neither fetched ahead nor
   // looked up again.
   if (is_follower(channel)) return;
