@@ -272,8 +272,9 @@ class MaxMinSharing {
   std::vector<std::uint32_t> open_uses_;
   // Per channel: in a narrow search, first the bounding channel's count of re-solved uses
   // (kNotBounding on the others), then its next entry of open_flows_ to fill; in a narrow solve,
-  // its next entry of freeze_log_. Allocated by the first narrow search: a one-shot solve has none.
-  std::vector<std::uint32_t> open_cursor_;
+  // its next entry of freeze_log_. Allocated by the first narrow search and not zeroed (reach()
+  // sets a channel's before any read): a one-shot solve has none, a short simulation no memset.
+  std::unique_ptr<std::uint32_t[]> open_cursor_;
   static constexpr std::uint32_t kNotBounding = std::numeric_limits<std::uint32_t>::max();
   std::vector<std::uint32_t> old_slots_;  // merge_bounding() scratch
   std::vector<std::uint32_t> kept_from_;  // merge_bounding() scratch

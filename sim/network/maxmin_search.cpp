@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "network/maxmin.hpp"
@@ -25,7 +26,9 @@ constexpr std::size_t kPrefetchFlowsFrom = 256;
 // search abandoned) once it finds more than `flow_limit` flows.
 bool MaxMinSharing::collect_component(double restart_Bps, std::size_t flow_limit) {
   ++visit_;
-  if (narrow_) open_cursor_.resize(channels_.size());  // allocated by the first narrow search
+  if (narrow_ && !open_cursor_) {  // allocated by the first narrow search, written before read
+    open_cursor_ = std::make_unique_for_overwrite<std::uint32_t[]>(channels_.size());
+  }
   component_flows_.clear();
   component_channels_.clear();
   bounding_channels_.clear();
