@@ -25,25 +25,31 @@
 //    runs again crossing that channel. Otherwise every flow of S is bottlenecked where no kept
 //    flow is above it, and every flow of K keeps its bottleneck: the rates are max-min fair.
 // The narrow search re-solves fewest flows (14 instead of 440 per update with 1k flows on the fat
-// tree) but costs about twice as much per flow (kept and re-solved members merge, rounds repeat),
-// so it gives way to the plain one once it reaches 1/16 of the flows (measured on
-// BM_FlowNetworkChange: with 10k flows it would re-solve 2.8k flows where the plain one does 5.1k,
-// 3.7 vs 3.0 ms per iteration).
-// Each channel's members are kept in ascending order of rate (the order they froze in: levels never
-// fall, which the solve enforces against rounding), so the kept flows below L are a prefix, their
-// load is one stored prefix sum, and a search scans a channel's list from the back down to L.
+// tree) but costs more per flow: its bounding channels (1.2 per re-solved flow) are queued and
+// merged, and rounds repeat (1.3 per update). With 10k flows, bundles formed, it re-solves 3.3k
+// flows per update counting the rounds it drops (2.6k in the round it keeps), in ~1.15 ms (~350 ns
+// per flow; ~400 ns before its bounding channels were filled from the re-solved flows' uses and
+// merged in place, maxmin_narrow.cpp), where the plain one re-solves 4.5k in ~0.92 ms (~200 ns per
+// flow; in-process, min of 4 alternating runs). So it gives way to the plain one once it gathers
+// 1/16 of the flows (a limit of 1/8 or 1/4 measured 2% and 8% slower at 10k flows, the plain one
+// ~2x faster at 100k).
+//
+// Each channel's members are kept in ascending order of rate (the order they froze in: levels
+// never fall, which the solve enforces against rounding), so the kept flows below L are a prefix,
+// their load is one stored prefix sum, and a search scans a channel's list from the back down to L.
 //
 // Cost per update: O(P log C) per round for the P uses (flow x channel) of the re-solved flows over
-// the C channels they reach, plus one pass over those channels' members at or above L; the flows
-// below L and the rest of the fabric are not touched. The heap rebuilds cost O(C) in all: each
-// needs as many channels emptied since the last one as half the entries it rebuilds. Memory, not
-// arithmetic, sets the constant: an update with 10k flows on the fat tree re-solves ~4.8k flows
-// over ~38k uses, ~5.3k channels and ~38k members at or above L (counted), about 340 KB of channel
-// records, 600 KB of members and 300 KB of uses at random places, more than the 1 MB second-level
-// cache of the machine measured; so the search and the freezes prefetch the uses and channels of
-// the flows a few steps ahead (maxmin_search.cpp). Those counts are from before the followers
-// were left out (maxmin_bundles.cpp): now a plain re-solve there crosses ~35k uses of ~6k flows
-// (~6 of each flow's 8) and ~4.7k channels (counted).
+// the C channels they reach, plus one pass over those channels' members at or above L (the narrow
+// search reads a bounding channel's members only from its lowest re-solved slot, when it is full
+// or when its commit merges them); the flows below L and the rest of the fabric are not touched.
+// The heap rebuilds cost O(C) in all: each needs as many channels emptied since the last one as
+// half the entries it rebuilds. Memory, not arithmetic, sets the constant: an update with 10k flows
+// on the fat tree re-solves ~4.8k flows over ~38k uses, ~5.3k channels and ~38k members at or above
+// L (counted), about 340 KB of channel records, 600 KB of members and 300 KB of uses at random
+// places, more than the 1 MB second-level cache of the machine measured; so the search and the
+// freezes prefetch the uses and channels of the flows a few steps ahead (maxmin_search.cpp). Those
+// counts are from before the followers were left out (maxmin_bundles.cpp): now a plain re-solve
+// there crosses ~35k uses of ~6k flows (~6 of each flow's 8) and ~4.7k channels (counted).
 #include <algorithm>
 #include <cmath>
 #include <string>
