@@ -4,7 +4,6 @@
 // maxmin_solve.cpp). A pure component: no time, no bytes, no event queue.
 #pragma once
 
-#include <bit>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -13,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "network/maxmin_level.hpp"
 #include "network/quaternary_heap.hpp"
 #include "topology/graph.hpp"
 
@@ -131,22 +131,8 @@ class MaxMinSharing {
     bool active = false;
     bool listed = false;  // in its channels' members (from the update() after its add())
   };
-  struct Level {  // a candidate water level: a channel's fair share or a flow's cap
-    double rate_Bps;
-    std::int64_t key;  // channel id in the heap, flow index among the caps
-  };
-  // Pop order (rate, key): ties break on the key, so every solve is deterministic. Rates are never
-  // negative or NaN, and the bits of a non-negative double order as the double does, so the pair
-  // compares as one 128-bit integer, without the branches of two comparisons (the solver's
-  // hottest code). The sign bit is cleared so that -0.0 ties with 0.0, as it does for `<`.
-  struct Lower {
-    __extension__ using Order = unsigned __int128;  // a GCC/Clang extension, on purpose
-    static Order order(const Level& x) {
-      const auto bits = std::bit_cast<std::uint64_t>(x.rate_Bps) & ~(std::uint64_t{1} << 63);
-      return (static_cast<Order>(bits) << 64) | static_cast<std::uint64_t>(x.key);
-    }
-    bool operator()(const Level& x, const Level& y) const { return order(x) < order(y); }
-  };
+  using Level = MaxMinLevel;
+  using Lower = MaxMinLevelBefore;
 
   // A channel counts as full when its load is within this fraction of its capacity. Rounding
   // makes a load summed over n members err by about n x 1.1e-16 of it, so a full channel is never

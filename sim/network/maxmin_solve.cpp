@@ -29,10 +29,10 @@
 // merged, and rounds repeat (1.3 per update). With 10k flows, bundles formed, it re-solves 3.3k
 // flows per update counting the rounds it drops (2.6k in the round it keeps), in ~1.15 ms (~350 ns
 // per flow; ~400 ns before its bounding channels were filled from the re-solved flows' uses and
-// merged in place, maxmin_narrow.cpp), where the plain one re-solves 4.5k in ~0.92 ms (~200 ns per
-// flow; in-process, min of 4 alternating runs). So it gives way to the plain one once it gathers
-// 1/16 of the flows (a limit of 1/8 or 1/4 measured 2% and 8% slower at 10k flows, the plain one
-// ~2x faster at 100k).
+// merged in place, maxmin_bound.cpp and maxmin_narrow.cpp), where the plain one re-solves 4.5k in
+// ~0.92 ms (~200 ns per flow; in-process, min of 4 alternating runs). So it gives way to the plain
+// one once it gathers 1/16 of the flows (a limit of 1/8 or 1/4 measured 2% and 8% slower at 10k
+// flows, the plain one ~2x faster at 100k).
 //
 // Each channel's members are kept in ascending order of rate (the order they froze in: levels
 // never fall, which the solve enforces against rounding), so the kept flows below L are a prefix,
