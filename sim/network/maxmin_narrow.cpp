@@ -23,7 +23,7 @@ void MaxMinSharing::prefetch_top_members(topo::ChannelId channel) const {
   if (state.member_count == 0) return;
   const Member* top = state.members.get() + state.member_count - 1;
   __builtin_prefetch(top);
-  __builtin_prefetch(top - 4);
+  if (state.member_count > 4) __builtin_prefetch(top - 4);  // the cache line below
 }
 
 // Each reached channel's list is written from its own part of the freeze log, which holds its
