@@ -7,6 +7,7 @@
 #include "cli/commands.hpp"
 #include "core/atomic_file.hpp"
 #include "network/flow_report.hpp"
+#include "network/flow_trace.hpp"
 #include "topology/graph.hpp"
 #include "topology/loader.hpp"
 
@@ -19,6 +20,7 @@ struct FlowsOptions {
   std::string fidelity = "flow";
   std::string csv_out;
   std::string links_csv_out;
+  std::string trace_out;
   std::size_t top = 20;
 };
 
@@ -27,7 +29,8 @@ void run_flows(const FlowsOptions& options) {
   const topo::ClusterGraph graph(cluster);
   const auto requests = net::load_flow_table(options.flows, cluster);
   const net::Fidelity fidelity = net::parse_fidelity(options.fidelity);
-  const net::ReplayResult result = net::replay_flows(graph, requests, fidelity);
+  const net::ReplayResult result =
+      net::replay_flows(graph, requests, fidelity, !options.trace_out.empty());
   const std::string flows = net::flows_csv(graph, requests, result);
   if (options.csv_out.empty()) {
     std::cout << flows << "\n";
@@ -36,6 +39,10 @@ void run_flows(const FlowsOptions& options) {
   }
   if (!options.links_csv_out.empty()) {
     write_file_atomically(options.links_csv_out, net::links_csv(graph, result));
+  }
+  if (!options.trace_out.empty()) {
+    write_file_atomically(options.trace_out,
+                          net::flows_trace_json(graph, requests, result, options.top));
   }
   std::cout << net::links_table(graph, result, fidelity, options.top);
 }
@@ -54,6 +61,9 @@ void add_flows_command(CLI::App& app) {
   cmd->add_option("--csv", options->csv_out,
                   "Write the per-flow CSV to this file instead of standard output");
   cmd->add_option("--links-csv", options->links_csv_out, "Write per-link utilization CSV here");
+  cmd->add_option("--trace", options->trace_out,
+                  "Write a Chrome trace (JSON for Perfetto): flows per source node, and the "
+                  "utilization of the --top busiest link directions over time (flow fidelity)");
   cmd->add_option("--top", options->top, "Link directions shown in the table (default 20)");
   cmd->callback([options] { run_flows(*options); });
 }

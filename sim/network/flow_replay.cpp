@@ -2,7 +2,9 @@
 #include "network/flow_replay.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <memory>
+#include <type_traits>
 
 #include "core/event_queue.hpp"
 #include "network/analytical_network.hpp"
@@ -29,11 +31,37 @@ FlowSpec spec_for(const topo::ClusterGraph& graph, const FlowRequest& request) {
   }
 }
 
+// After each re-solve, a sample for every channel the update reached whose utilization moved; a
+// second update at the same time overwrites that time's sample.
+void record_loads(const EventQueue& queue, FlowNetwork& model, ReplayResult& result) {
+  const std::size_t none = std::numeric_limits<std::size_t>::max();
+  auto last = std::make_shared<std::vector<std::size_t>>(
+      static_cast<std::size_t>(model.channel_count()), none);
+  model.set_rates_observer([&queue, &model, &result, last] {
+    const MaxMinSharing& sharing = model.sharing();
+    for (topo::ChannelId c : sharing.updated_channels()) {
+      const double utilization = sharing.load_Bps(c) / sharing.capacity_Bps(c);
+      std::size_t& at = (*last)[static_cast<std::size_t>(c)];
+      if (at != none && result.loads[at].at == queue.now()) {
+        result.loads[at].utilization = utilization;
+        continue;
+      }
+      if (at != none ? result.loads[at].utilization == utilization : utilization == 0) continue;
+      at = result.loads.size();
+      result.loads.push_back(LoadSample{queue.now(), c, utilization});
+    }
+  });
+}
+
 template <typename Model>
-ReplayResult run_on(const topo::ClusterGraph& graph, const std::vector<FlowRequest>& requests) {
+ReplayResult run_on(const topo::ClusterGraph& graph, const std::vector<FlowRequest>& requests,
+                    bool with_loads) {
   EventQueue queue;
   Model model(queue, graph);
   ReplayResult result;
+  if constexpr (std::is_same_v<Model, FlowNetwork>) {
+    if (with_loads) record_loads(queue, model, result);
+  }
   result.finish.assign(requests.size(), 0);
   result.begin = requests.empty() ? 0 : requests.front().start;
   for (std::size_t i = 0; i < requests.size(); ++i) {
@@ -59,9 +87,9 @@ Fidelity parse_fidelity(std::string_view text) {
 }
 
 ReplayResult replay_flows(const topo::ClusterGraph& graph, const std::vector<FlowRequest>& requests,
-                          Fidelity fidelity) {
-  return fidelity == Fidelity::flow ? run_on<FlowNetwork>(graph, requests)
-                                    : run_on<AnalyticalNetwork>(graph, requests);
+                          Fidelity fidelity, bool record_loads) {
+  return fidelity == Fidelity::flow ? run_on<FlowNetwork>(graph, requests, record_loads)
+                                    : run_on<AnalyticalNetwork>(graph, requests, false);
 }
 
 }  // namespace cs::net

@@ -50,6 +50,16 @@ const std::string& node_name(const topo::ClusterGraph& graph, int node) {
 
 }  // namespace
 
+std::vector<topo::ChannelId> busiest_channels(const ReplayResult& result, std::size_t limit) {
+  std::vector<topo::ChannelId> used = used_channels(result);
+  std::stable_sort(used.begin(), used.end(), [&](topo::ChannelId x, topo::ChannelId y) {
+    return result.channels[static_cast<std::size_t>(x)].bytes >
+           result.channels[static_cast<std::size_t>(y)].bytes;
+  });
+  used.resize(std::min(used.size(), limit));
+  return used;
+}
+
 std::string flows_csv(const topo::ClusterGraph& graph, const std::vector<FlowRequest>& requests,
                       const ReplayResult& result) {
   std::string out = "id,src,dst,bytes,start_us,finish_us,duration_us,avg_rate_GBps\n";
@@ -86,15 +96,12 @@ std::string links_csv(const topo::ClusterGraph& graph, const ReplayResult& resul
 std::string links_table(const topo::ClusterGraph& graph, const ReplayResult& result,
                         Fidelity fidelity, std::size_t limit) {
   const double span_s = seconds_from_ps(result.end - result.begin);
-  std::vector<topo::ChannelId> used = used_channels(result);
-  std::stable_sort(used.begin(), used.end(), [&](topo::ChannelId x, topo::ChannelId y) {
-    return result.channels[static_cast<std::size_t>(x)].bytes >
-           result.channels[static_cast<std::size_t>(y)].bytes;
-  });
+  const std::size_t carried = used_channels(result).size();
+  const std::vector<topo::ChannelId> used = busiest_channels(result, limit);
   std::string out = "Link utilization over " + exact_us(result.begin) + " .. " +
-                    exact_us(result.end) + " us (" + std::to_string(used.size()) +
+                    exact_us(result.end) + " us (" + std::to_string(carried) +
                     " link directions carried bytes";
-  if (used.size() > limit) out += "; the " + std::to_string(limit) + " busiest shown";
+  if (carried > limit) out += "; the " + std::to_string(limit) + " busiest shown";
   out += ")\n";
   if (fidelity == Fidelity::analytical) {
     out +=
@@ -104,7 +111,6 @@ std::string links_table(const topo::ClusterGraph& graph, const ReplayResult& res
   std::size_t from_width = 4;
   std::size_t to_width = 2;
   std::size_t label_width = 4;
-  used.resize(std::min(used.size(), limit));
   for (topo::ChannelId c : used) {
     from_width = std::max(from_width, node_name(graph, graph.channel(c).from).size());
     to_width = std::max(to_width, node_name(graph, graph.channel(c).to).size());

@@ -21,6 +21,10 @@ std::string flows_csv(const topo::ClusterGraph& graph, const std::vector<FlowReq
 // Fractions are over the span from the earliest start to the latest finish.
 std::string links_csv(const topo::ClusterGraph& graph, const ReplayResult& result);
 
+// The channels that carried bytes, most bytes first (ties: lower channel id first), at most
+// `limit` of them.
+std::vector<topo::ChannelId> busiest_channels(const ReplayResult& result, std::size_t limit);
+
 // The busiest `limit` channels (most bytes first) as an aligned table with a title line.
 std::string links_table(const topo::ClusterGraph& graph, const ReplayResult& result,
                         Fidelity fidelity, std::size_t limit);
