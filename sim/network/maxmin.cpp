@@ -197,6 +197,7 @@ std::vector<double> max_min_rates(const std::vector<double>& capacity_Bps,
             "one max rate per flow, or none");
   MaxMinSharing sharing(capacity_Bps);
   std::vector<MaxMinSharing::FlowIndex> indices;
+  indices.reserve(flows.size());
   for (std::size_t f = 0; f < flows.size(); ++f) {
     indices.push_back(sharing.add(flows[f], max_rate_Bps.empty()
                                                 ? std::numeric_limits<double>::infinity()
