@@ -36,6 +36,35 @@ FlowSpec along(const topo::ClusterGraph& graph, int src, int dst, double bytes) 
   return spec;
 }
 
+// Three GPUs g0, g1, g2 around one switch, each linked to it at its own bandwidth (GB/s) with
+// 1 us, and a FlowNetwork on them that records completions by key.
+struct Star {
+  static constexpr int g0 = 1, g1 = 2, g2 = 3;  // the switch is node 0
+  topo::Cluster cluster;
+  topo::ClusterGraph graph;
+  EventQueue queue;
+  FlowNetwork network;
+  std::map<int, TimePs> done;
+
+  Star(double g0_GBps, double g1_GBps, double g2_GBps)
+      : cluster(build(g0_GBps, g1_GBps, g2_GBps)), graph(cluster), network(queue, graph) {}
+  void start(TimePs at, int src, int dst, double bytes, int key) {
+    start_at(queue, network, at, along(graph, src, dst, bytes), done, key);
+  }
+
+ private:
+  static topo::Cluster build(double g0_GBps, double g1_GBps, double g2_GBps) {
+    ClusterBuilder b;
+    const int sw = b.node("sw", NodeKind::nvswitch);
+    REQUIRE(std::vector<int>{b.gpu("g0"), b.gpu("g1"), b.gpu("g2")} ==
+            std::vector<int>{g0, g1, g2});
+    b.link(g0, sw, g0_GBps * kGBps, kPsPerUs);
+    b.link(g1, sw, g1_GBps * kGBps, kPsPerUs);
+    b.link(g2, sw, g2_GBps * kGBps, kPsPerUs);
+    return b.cluster;
+  }
+};
+
 TEST_CASE("one flow on one link: latency + bytes / (bandwidth x efficiency)") {
   ClusterBuilder b;
   const int g0 = b.gpu("g0");
@@ -66,26 +95,15 @@ TEST_CASE("one flow on one link: latency + bytes / (bandwidth x efficiency)") {
 
 TEST_CASE("two flows sharing a bottleneck each get half") {
   // g0 and g1 both send 1 GB to g2 through one switch; every link 100 GB/s, 1 us.
-  ClusterBuilder b;
-  const int sw = b.node("sw", NodeKind::nvswitch);
-  const int g0 = b.gpu("g0");
-  const int g1 = b.gpu("g1");
-  const int g2 = b.gpu("g2");
-  b.link(g0, sw, 100 * kGBps, kPsPerUs);
-  b.link(g1, sw, 100 * kGBps, kPsPerUs);
-  b.link(g2, sw, 100 * kGBps, kPsPerUs);
-  const topo::ClusterGraph graph(b.cluster);
-  EventQueue queue;
-  FlowNetwork network(queue, graph);
-  std::map<int, TimePs> done;
-  start_at(queue, network, 0, along(graph, g0, g2, 1e9), done, 0);
-  start_at(queue, network, 0, along(graph, g1, g2, 1e9), done, 1);
-  queue.run();
+  Star star(100, 100, 100);
+  star.start(0, Star::g0, Star::g2, 1e9, 0);
+  star.start(0, Star::g1, Star::g2, 1e9, 1);
+  star.queue.run();
   // sw -> g2 carries both at 50 GB/s: 1 GB / 50 GB/s = 20 ms, plus 2 hops x 1 us.
-  CHECK(done.at(0) == 20 * kPsPerMs + 2 * kPsPerUs);
-  CHECK(done.at(1) == 20 * kPsPerMs + 2 * kPsPerUs);
+  CHECK(star.done.at(0) == 20 * kPsPerMs + 2 * kPsPerUs);
+  CHECK(star.done.at(1) == 20 * kPsPerMs + 2 * kPsPerUs);
   // Both started at the same instant: one re-solve for the pair, one when both drain together.
-  CHECK(network.rate_updates() == 2);
+  CHECK(star.network.rate_updates() == 2);
 }
 
 TEST_CASE("different bottlenecks, and a finishing flow releasing bandwidth") {
@@ -101,35 +119,24 @@ TEST_CASE("different bottlenecks, and a finishing flow releasing bandwidth") {
   //   f1 has 0.75 - 0.5 = 0.25 GB left at 20 ms.
   // Phase 3: f1 alone, B down 50 GB/s: 0.25 / 50 = 5 ms -> at 25 ms.
   // Every route is 2 hops: + 2 us.
-  ClusterBuilder b;
-  const int sw = b.node("sw", NodeKind::nvswitch);
-  const int g0 = b.gpu("g0");
-  const int g1 = b.gpu("g1");
-  const int g2 = b.gpu("g2");
-  b.link(g0, sw, 100 * kGBps, kPsPerUs);
-  b.link(g1, sw, 50 * kGBps, kPsPerUs);
-  b.link(g2, sw, 100 * kGBps, kPsPerUs);
-  const topo::ClusterGraph graph(b.cluster);
-  EventQueue queue;
-  FlowNetwork network(queue, graph);
-  std::map<int, TimePs> done;
-  start_at(queue, network, 0, along(graph, g0, g1, 0.25e9), done, 0);
-  start_at(queue, network, 0, along(graph, g2, g1, 1e9), done, 1);
-  start_at(queue, network, 0, along(graph, g2, g0, 1.25e9), done, 2);
+  Star star(100, 50, 100);
+  star.start(0, Star::g0, Star::g1, 0.25e9, 0);
+  star.start(0, Star::g2, Star::g1, 1e9, 1);
+  star.start(0, Star::g2, Star::g0, 1.25e9, 2);
   std::map<FlowId, double> phase1;
   std::map<FlowId, double> phase2;
-  queue.schedule(5 * kPsPerMs, [&] {
-    for (const auto& flow : network.active_flows()) phase1[flow.id] = flow.rate_Bps;
+  star.queue.schedule(5 * kPsPerMs, [&] {
+    for (const auto& flow : star.network.active_flows()) phase1[flow.id] = flow.rate_Bps;
   });
-  queue.schedule(15 * kPsPerMs, [&] {
-    for (const auto& flow : network.active_flows()) phase2[flow.id] = flow.rate_Bps;
+  star.queue.schedule(15 * kPsPerMs, [&] {
+    for (const auto& flow : star.network.active_flows()) phase2[flow.id] = flow.rate_Bps;
   });
-  queue.run();
+  star.queue.run();
   CHECK(phase1 == std::map<FlowId, double>{{0, 25 * kGBps}, {1, 25 * kGBps}, {2, 75 * kGBps}});
   CHECK(phase2 == std::map<FlowId, double>{{1, 50 * kGBps}, {2, 50 * kGBps}});
-  CHECK(done.at(0) == 10 * kPsPerMs + 2 * kPsPerUs);
-  CHECK(done.at(2) == 20 * kPsPerMs + 2 * kPsPerUs);
-  CHECK(done.at(1) == 25 * kPsPerMs + 2 * kPsPerUs);
+  CHECK(star.done.at(0) == 10 * kPsPerMs + 2 * kPsPerUs);
+  CHECK(star.done.at(2) == 20 * kPsPerMs + 2 * kPsPerUs);
+  CHECK(star.done.at(1) == 25 * kPsPerMs + 2 * kPsPerUs);
 }
 
 TEST_CASE("a flow joining later slows the first, which then frees the link") {
