@@ -2,33 +2,72 @@
 // the application to a cluster calibration_file_apply.cpp.
 #include "calibration/calibration_file.hpp"
 
-#include <fstream>
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <limits>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <utility>
 
 #include "calibration/calibration_file_nccl.hpp"
+#include "calibration/json_lines.hpp"
 #include "core/atomic_file.hpp"
+#include "core/input_file.hpp"
 
 namespace cs::cal {
 namespace {
 
 using nlohmann::json;
 
+// Every number the simulator applies is checked here, so that a hand-edited or corrupted file is
+// an InputError naming file:line and key, never a negative latency or zero rate deep inside a run.
+// A second or more per latency is no GPU measurement; one second also keeps a collective of a
+// million steps inside simulated time (int64 ps, 9.2e6 s).
+constexpr double kMaxLatencyUs = 1e6;
+
+// The copy paths fit_links.cpp fits (CopyFit::path).
+const char* const kCopyPaths[] = {"h2d_pinned", "d2h_pinned", "h2d_pageable", "d2h_pageable",
+                                  "peer",       "peer_bidir", "d2d"};
+
 class Reader {
  public:
-  Reader(const json& j, std::string file, std::string prefix)
-      : j_(j), file_(std::move(file)), prefix_(std::move(prefix)) {}
+  Reader(const json& j, const JsonLines& lines, std::string pointer, std::string prefix)
+      : j_(j), lines_(lines), pointer_(std::move(pointer)), prefix_(std::move(prefix)) {}
   const json& at(const std::string& key) const {
-    if (!j_.is_object() || !j_.contains(key)) fail(key, "missing");
+    if (!j_.is_object()) fail("", "expected an object, got " + j_.dump());
+    if (!j_.contains(key)) fail(key, "missing");
     return j_.at(key);
   }
   double number(const std::string& key) const {
     const json& v = at(key);
-    if (!v.is_number()) fail(key, "expected a number, got " + v.dump());
+    if (!v.is_number() || !std::isfinite(v.get<double>()))
+      fail(key, "expected a number, got " + v.dump());
     return v.get<double>();
   }
-  int integer(const std::string& key) const { return static_cast<int>(number(key)); }
+  // A number in [lo, hi]; `what` says what the range means.
+  double number(const std::string& key, double lo, double hi, const std::string& what) const {
+    const double v = number(key);
+    if (!(v >= lo && v <= hi)) fail(key, "expected " + what + ", got " + at(key).dump());
+    return v;
+  }
+  double latency_us(const std::string& key) const {
+    return number(key, 0, kMaxLatencyUs, "a latency of 0 to 1e6 us");
+  }
+  double non_negative(const std::string& key) const {
+    return number(key, 0, std::numeric_limits<double>::max(), "a number of 0 or more");
+  }
+  double positive(const std::string& key) const {
+    const double v = number(key);
+    if (!(v > 0)) fail(key, "expected a number above 0, got " + at(key).dump());
+    return v;
+  }
+  int integer(const std::string& key, long long lo, long long hi) const {
+    const json& v = at(key);
+    if (!v.is_number_integer() || v.get<long long>() < lo || v.get<long long>() > hi)
+      fail(key, "expected an integer in " + std::to_string(lo) + ".." + std::to_string(hi) +
+                    ", got " + v.dump());
+    return static_cast<int>(v.get<long long>());
+  }
   std::string text(const std::string& key) const {
     const json& v = at(key);
     if (!v.is_string()) fail(key, "expected a string, got " + v.dump());
@@ -37,20 +76,50 @@ class Reader {
   bool has(const std::string& key) const { return j_.is_object() && j_.contains(key); }
   const json& array(const std::string& key) const {
     const json& v = at(key);
-    if (!v.is_array()) fail(key, "expected an array");
+    if (!v.is_array()) fail(key, "expected an array, got " + v.dump());
     return v;
   }
-  Reader child(const json& j, const std::string& key) const {
-    return Reader(j, file_, prefix_ + key + ".");
+  Reader child(const std::string& key) const {
+    const json& v = at(key);
+    if (!v.is_object()) fail(key, "expected an object, got " + v.dump());
+    return Reader(v, lines_, pointer_ + pointer_step(key), prefix_ + key + ".");
+  }
+  // Element i of the array `key`, which must be an object.
+  Reader element(const std::string& key, std::size_t i) const {
+    const json& v = array(key).at(i);
+    const std::string name = key + "[" + std::to_string(i) + "]";
+    const Reader r(v, lines_, pointer_ + pointer_step(key) + "/" + std::to_string(i),
+                   prefix_ + name + ".");
+    if (!v.is_object()) r.fail("", "expected an object, got " + v.dump());
+    return r;
+  }
+  // Any key not in `known` is a mistake (a typo would otherwise be ignored in silence).
+  void only(std::initializer_list<const char*> known) const {
+    for (const auto& [key, value] : j_.items()) {
+      if (std::find_if(known.begin(), known.end(), [&](const char* k) { return key == k; }) !=
+          known.end())
+        continue;
+      std::string list;
+      for (const char* k : known) list += std::string(list.empty() ? "" : ", ") + k;
+      fail(key, "unknown key; valid here: " + list);
+    }
   }
   [[noreturn]] void fail(const std::string& key, const std::string& message) const {
-    throw InputError(SourceLoc{file_, 0}, prefix_ + key, message);
+    const std::string name = !key.empty()      ? prefix_ + key
+                             : prefix_.empty() ? std::string()
+                                               : prefix_.substr(0, prefix_.size() - 1);
+    throw InputError(lines_.at(key.empty() ? pointer_ : pointer_ + pointer_step(key)), name,
+                     message);
   }
-  const std::string& file() const { return file_; }
+  const JsonLines& lines() const { return lines_; }
+  const std::string& pointer() const { return pointer_; }
+  const std::string& prefix() const { return prefix_; }
+  const json& value() const { return j_; }
 
  private:
   const json& j_;
-  std::string file_;
+  const JsonLines& lines_;
+  std::string pointer_;
   std::string prefix_;
 };
 
@@ -86,16 +155,26 @@ json nccl_fit_json(const NcclFit& fit) {
   return j;
 }
 
-NcclFit nccl_fit_from(const Reader& r) {
+// `every_op`: the fit of all collectives together, whose op is "".
+NcclFit nccl_fit_from(const Reader& r, bool every_op) {
+  r.only({"op", "params", "ring_graph", "p2p_nvlink_efficiency", "fits", "host_floors"});
   NcclFit out;
   out.op = r.text("op");
-  out.params = nccl_params_from_json(r.at("params"), r.file());
-  const Reader g = r.child(r.at("ring_graph"), "ring_graph");
-  out.channels_ring = g.integer("channels");
-  out.channel_GBps = g.number("per_channel_GBps");
-  out.p2p_nvlink_efficiency = r.number("p2p_nvlink_efficiency");
-  for (const json& v : r.array("fits")) {
-    const Reader f = r.child(v, "fits[]");
+  if (every_op ? !out.op.empty() : !coll::parse_op(out.op))
+    r.fail("op", every_op ? "expected \"\" (the fit of every collective)"
+                          : "unknown collective '" + out.op + "'; valid: " + coll::valid_ops());
+  out.params = nccl_params_from_json(r.at("params"), r.lines(), r.pointer() + "/params",
+                                     r.prefix() + "params.");
+  const Reader g = r.child("ring_graph");
+  g.only({"channels", "per_channel_GBps"});
+  out.channels_ring = g.integer("channels", 0, 1 << 16);
+  out.channel_GBps = g.non_negative("per_channel_GBps");
+  // A link efficiency, as a topology file's: 0 = not fitted (apply_op_links skips it).
+  out.p2p_nvlink_efficiency = r.number("p2p_nvlink_efficiency", 0, 1, "an efficiency in 0..1");
+  for (std::size_t i = 0; i < r.array("fits").size(); ++i) {
+    const Reader f = r.element("fits", i);
+    f.only({"algo", "proto", "base_us", "hop_us", "bus_GBps", "points", "rms_rel_error",
+            "max_rel_error"});
     NcclConfigFit fit;
     const auto algo = coll::parse_algo(f.text("algo"));
     const auto proto = coll::parse_proto(f.text("proto"));
@@ -103,22 +182,23 @@ NcclFit nccl_fit_from(const Reader& r) {
     if (!proto) f.fail("proto", "unknown protocol; valid: " + coll::valid_protos());
     fit.algo = *algo;
     fit.proto = *proto;
+    // What the fit found, reported by `clustersim fit`; params carries what the simulator uses.
     fit.base_us = f.number("base_us");
     fit.hop_us = f.number("hop_us");
     fit.bus_GBps = f.number("bus_GBps");
-    fit.points = f.integer("points");
-    fit.rms_rel_error = f.number("rms_rel_error");
-    fit.max_rel_error = f.number("max_rel_error");
+    fit.points = f.integer("points", 0, std::numeric_limits<int>::max());
+    fit.rms_rel_error = f.non_negative("rms_rel_error");
+    fit.max_rel_error = f.non_negative("max_rel_error");
     out.configs.push_back(fit);
   }
   // Files from before host floors were fitted have none: their latencies carry the floor.
   if (!r.has("host_floors")) return out;
-  for (const json& v : r.array("host_floors")) {
-    const Reader f = r.child(v, "host_floors[]");
-    const HostFloor floor{f.text("config"), f.integer("n_ranks"), f.number("floor_us"),
-                          f.integer("points")};
-    if (floor.n_ranks < 1) f.fail("n_ranks", "expected a rank count >= 1");
-    if (!(floor.floor_us >= 0)) f.fail("floor_us", "expected a time >= 0");
+  for (std::size_t i = 0; i < r.array("host_floors").size(); ++i) {
+    const Reader f = r.element("host_floors", i);
+    f.only({"config", "n_ranks", "floor_us", "points"});
+    const HostFloor floor{f.text("config"), f.integer("n_ranks", 1, 1 << 20),
+                          f.latency_us("floor_us"),
+                          f.integer("points", 0, std::numeric_limits<int>::max())};
     const auto& before = out.host_floors.curves;
     if (!before.empty() && std::make_pair(floor.config, floor.n_ranks) <=
                                std::make_pair(before.back().config, before.back().n_ranks))
@@ -190,9 +270,13 @@ Calibration parse_calibration(const std::string& text, const std::string& file_n
   try {
     j = json::parse(text);
   } catch (const json::parse_error& e) {
-    throw InputError(SourceLoc{file_name, 0}, "", std::string("not valid JSON: ") + e.what());
+    // e.byte is 1-based; count the lines up to it.
+    const std::size_t upto = std::min<std::size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
+    const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + upto, '\n'));
+    throw InputError(SourceLoc{file_name, line}, "", std::string("not valid JSON: ") + e.what());
   }
-  const Reader r(j, file_name, "");
+  const JsonLines lines(file_name, text);
+  const Reader r(j, lines, "", "");
   const std::string schema = r.text("schema");
   if (schema == "clustersim-fit-v1")
     r.fail("schema",
@@ -200,67 +284,93 @@ Calibration parse_calibration(const std::string& text, const std::string& file_n
            "`clustersim fit`");
   if (schema != kCalibrationSchema)
     r.fail("schema", "expected \"" + std::string(kCalibrationSchema) + "\"");
+  r.only({"schema", "machine", "topology", "split", "timing", "nccl", "nccl_by_op", "copies",
+          "launch", "membw_GBps", "gemm"});
   Calibration c;
-  const Reader m = r.child(r.at("machine"), "machine");
+  const Reader m = r.child("machine");
+  m.only({"name", "gpu_name", "gpu_count", "nccl_version"});
   c.machine = m.text("name");
   c.gpu_name = m.text("gpu_name");
-  c.gpu_count = m.integer("gpu_count");
-  c.nccl_version = static_cast<long long>(m.number("nccl_version"));
+  c.gpu_name_loc = lines.at("/machine/gpu_name");
+  c.gpu_count = m.integer("gpu_count", 0, 1 << 20);
+  c.nccl_version = m.integer("nccl_version", 0, std::numeric_limits<int>::max());
   c.topology = r.text("topology");
-  const Reader s = r.child(r.at("split"), "split");
+  const Reader s = r.child("split");
+  s.only({"holdout_ranks", "holdout_sizes", "rule"});
   for (const json& v : s.array("holdout_ranks")) {
-    if (!v.is_number_integer()) s.fail("holdout_ranks", "expected integers");
+    if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > (1 << 20))
+      s.fail("holdout_ranks", "expected rank counts (integers of 1 or more), got " + v.dump());
     c.split.holdout_ranks.push_back(v.get<int>());
   }
-  c.split.sizes = parse_size_holdout(s.text("holdout_sizes"), "split.holdout_sizes");
+  try {
+    c.split.sizes = parse_size_holdout(s.text("holdout_sizes"), "split.holdout_sizes");
+  } catch (const InputError&) {
+    s.fail("holdout_sizes",
+           "unknown size holdout '" + s.text("holdout_sizes") + "'; valid: odd, even, none");
+  }
   // Files written before the key existed were all fitted on host-paced records.
   if (j.contains("timing")) {
     const auto timing = parse_nccl_timing(r.text("timing"));
     if (!timing) r.fail("timing", "expected \"host_paced\" or \"gated\"");
     c.timing = *timing;
   }
-  c.nccl = nccl_fit_from(r.child(r.at("nccl"), "nccl"));
-  for (const json& v : r.array("nccl_by_op"))
-    c.nccl_by_op.push_back(nccl_fit_from(r.child(v, "nccl_by_op[]")));
-  for (const json& v : r.array("copies")) {
-    const Reader f = r.child(v, "copies[]");
+  c.nccl = nccl_fit_from(r.child("nccl"), true);
+  for (std::size_t i = 0; i < r.array("nccl_by_op").size(); ++i) {
+    const Reader f = r.element("nccl_by_op", i);
+    c.nccl_by_op.push_back(nccl_fit_from(f, false));
+    for (std::size_t k = 0; k + 1 < c.nccl_by_op.size(); ++k) {
+      if (c.nccl_by_op[k].op == c.nccl_by_op.back().op)
+        f.fail("op", "'" + c.nccl_by_op.back().op + "' is fitted twice");
+    }
+  }
+  for (std::size_t i = 0; i < r.array("copies").size(); ++i) {
+    const Reader f = r.element("copies", i);
+    f.only({"path", "latency_us", "bandwidth_GBps", "points", "rms_rel_error", "max_rel_error",
+            "spread_rel"});
     CopyFit fit;
     fit.path = f.text("path");
-    fit.latency_us = f.number("latency_us");
-    fit.bandwidth_GBps = f.number("bandwidth_GBps");
-    fit.points = f.integer("points");
-    fit.rms_rel_error = f.number("rms_rel_error");
-    fit.max_rel_error = f.number("max_rel_error");
-    fit.spread_rel = f.number("spread_rel");
+    if (std::find_if(std::begin(kCopyPaths), std::end(kCopyPaths),
+                     [&](const char* p) { return fit.path == p; }) == std::end(kCopyPaths)) {
+      std::string list;
+      for (const char* p : kCopyPaths) list += std::string(list.empty() ? "" : ", ") + p;
+      f.fail("path", "unknown copy path '" + fit.path + "'; valid: " + list);
+    }
+    fit.latency_us = f.latency_us("latency_us");
+    fit.bandwidth_GBps = f.positive("bandwidth_GBps");
+    fit.points = f.integer("points", 0, std::numeric_limits<int>::max());
+    fit.rms_rel_error = f.non_negative("rms_rel_error");
+    fit.max_rel_error = f.non_negative("max_rel_error");
+    fit.spread_rel = f.non_negative("spread_rel");
     c.copies.push_back(fit);
   }
-  const Reader l = r.child(r.at("launch"), "launch");
-  c.compute.kernel_launch_us = l.number("kernel_launch_us");
-  c.compute.launch_call_us = l.number("launch_call_us");
-  c.compute.launch_latency_us = l.number("launch_latency_us");
-  c.compute.event_sync_us = l.number("event_sync_us");
-  c.compute.membw_GBps = r.number("membw_GBps");
-  for (const json& v : r.array("gemm")) {
-    const Reader f = r.child(v, "gemm[]");
+  const Reader l = r.child("launch");
+  l.only({"kernel_launch_us", "launch_call_us", "launch_latency_us", "event_sync_us"});
+  c.compute.kernel_launch_us = l.latency_us("kernel_launch_us");
+  c.compute.launch_call_us = l.latency_us("launch_call_us");
+  c.compute.launch_latency_us = l.latency_us("launch_latency_us");
+  c.compute.event_sync_us = l.latency_us("event_sync_us");
+  c.compute.membw_GBps = r.non_negative("membw_GBps");
+  for (std::size_t i = 0; i < r.array("gemm").size(); ++i) {
+    const Reader f = r.element("gemm", i);
+    f.only({"dtype", "peak_flops", "efficiency", "overhead_us", "points", "rms_rel_error",
+            "max_rel_error"});
     GemmFit fit;
     fit.dtype = f.text("dtype");
-    fit.peak_flops = f.number("peak_flops");
-    fit.efficiency = f.number("efficiency");
+    // The GEMM fit is reported, not applied: an intercept below 0 or a flat fit (efficiency 0)
+    // is what the fitter found on that data.
+    fit.peak_flops = f.non_negative("peak_flops");
+    fit.efficiency = f.non_negative("efficiency");
     fit.overhead_us = f.number("overhead_us");
-    fit.points = f.integer("points");
-    fit.rms_rel_error = f.number("rms_rel_error");
-    fit.max_rel_error = f.number("max_rel_error");
+    fit.points = f.integer("points", 0, std::numeric_limits<int>::max());
+    fit.rms_rel_error = f.non_negative("rms_rel_error");
+    fit.max_rel_error = f.non_negative("max_rel_error");
     c.compute.gemm.push_back(fit);
   }
   return c;
 }
 
 Calibration load_calibration(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(SourceLoc{path, 0}, "", "cannot read the calibration file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_calibration(text.str(), path);
+  return parse_calibration(read_input_file(path, "calibration file"), path);
 }
 
 }  // namespace cs::cal

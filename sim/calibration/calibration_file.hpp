@@ -20,8 +20,9 @@ namespace cs::cal {
 inline constexpr const char* kCalibrationSchema = "clustersim-fit-v2";
 
 struct Calibration {
-  std::string machine;   // the data folder's name, e.g. "h200x4"
-  std::string gpu_name;  // from the measurement files
+  std::string machine;     // the data folder's name, e.g. "h200x4"
+  std::string gpu_name;    // from the measurement files
+  SourceLoc gpu_name_loc;  // where a loaded file names it (errors about the GPU point there)
   int gpu_count = 0;
   long long nccl_version = 0;
   std::string topology;                        // the topology file the NCCL fit read (its name)

@@ -2,6 +2,10 @@
 // ([algo][proto], [link class][algo][proto], [node class]).
 #include "calibration/calibration_file_nccl.hpp"
 
+#include <algorithm>
+#include <limits>
+#include <vector>
+
 #include "core/error.hpp"
 
 namespace cs::cal {
@@ -23,39 +27,71 @@ json row(const int (&r)[N]) {
   return out;
 }
 
+// Latencies: 0 to 1 s, as calibration_file.cpp says why.
+constexpr double kMaxLatencyUs = 1e6;
+
 class Reader {
  public:
-  Reader(const json& j, std::string file) : j_(j), file_(std::move(file)) {}
+  Reader(const json& j, const JsonLines& lines, std::string pointer, std::string prefix)
+      : j_(j), lines_(lines), pointer_(std::move(pointer)), prefix_(std::move(prefix)) {}
   const json& at(const std::string& key) const {
     if (!j_.contains(key)) fail(key, "missing");
     return j_.at(key);
   }
-  double number(const json& v, const std::string& key) const {
-    if (!v.is_number()) fail(key, "expected a number, got " + v.dump());
+  // A finite number in [lo, hi]; `what` names the range in the message.
+  double number(const json& v, const std::string& key, double lo = -kHuge, double hi = kHuge,
+                const char* what = "a number") const {
+    if (!v.is_number() || !(v.get<double>() >= lo && v.get<double>() <= hi))
+      fail(key, std::string("expected ") + what + ", got " + v.dump());
     return v.get<double>();
   }
-  template <std::size_t N, typename T>
-  void fill(const json& v, const std::string& key, T (&out)[N]) const {
+  int count(const json& v, const std::string& key, int lo) const {
+    if (!v.is_number_integer() || v.get<long long>() < lo || v.get<long long>() > (1 << 20))
+      fail(key, "expected an integer of " + std::to_string(lo) + " or more, got " + v.dump());
+    return static_cast<int>(v.get<long long>());
+  }
+  template <std::size_t N>
+  void fill(const json& v, const std::string& key, double (&out)[N], double lo, double hi,
+            const char* what) const {
     if (!v.is_array() || v.size() != N)
       fail(key, "expected an array of " + std::to_string(N) + ", got " + v.dump());
-    for (std::size_t i = 0; i < N; ++i) out[i] = static_cast<T>(number(v[i], key));
+    for (std::size_t i = 0; i < N; ++i) out[i] = number(v[i], key, lo, hi, what);
   }
-  template <std::size_t N, typename T>
-  void fill(const std::string& key, T (&out)[N]) const {
-    fill(at(key), key, out);
+  template <std::size_t N>
+  void fill(const std::string& key, double (&out)[N], double lo, double hi,
+            const char* what) const {
+    fill(at(key), key, out, lo, hi, what);
+  }
+  template <std::size_t N>
+  void fill(const std::string& key, int (&out)[N], int lo) const {
+    const json& v = at(key);
+    if (!v.is_array() || v.size() != N)
+      fail(key, "expected an array of " + std::to_string(N) + ", got " + v.dump());
+    for (std::size_t i = 0; i < N; ++i) out[i] = count(v[i], key, lo);
   }
   template <std::size_t N, std::size_t M>
-  void fill2(const json& v, const std::string& key, double (&out)[N][M]) const {
+  void fill2(const json& v, const std::string& key, double (&out)[N][M], double lo, double hi,
+             const char* what) const {
     if (!v.is_array() || v.size() != N) fail(key, "expected " + std::to_string(N) + " rows");
-    for (std::size_t i = 0; i < N; ++i) fill(v[i], key, out[i]);
+    for (std::size_t i = 0; i < N; ++i) fill(v[i], key, out[i], lo, hi, what);
+  }
+  void only(const std::vector<std::string>& known) const {
+    for (const auto& [key, value] : j_.items()) {
+      if (std::find(known.begin(), known.end(), key) == known.end())
+        fail(key, "unknown key; see calibration_file_nccl.cpp for the NCCL constants");
+    }
   }
   [[noreturn]] void fail(const std::string& key, const std::string& message) const {
-    throw InputError(SourceLoc{file_, 0}, "nccl." + key, message);
+    throw InputError(lines_.at(pointer_ + (key.empty() ? "" : pointer_step(key))),
+                     key.empty() ? prefix_.substr(0, prefix_.size() - 1) : prefix_ + key, message);
   }
 
  private:
+  static constexpr double kHuge = std::numeric_limits<double>::max();
   const json& j_;
-  std::string file_;
+  const JsonLines& lines_;
+  std::string pointer_;
+  std::string prefix_;
 };
 
 }  // namespace
@@ -115,39 +151,95 @@ json nccl_params_json(const NcclParams& p) {
   return j;
 }
 
-NcclParams nccl_params_from_json(const json& j, const std::string& file) {
-  const Reader r(j, file);
+NcclParams nccl_params_from_json(const json& j, const JsonLines& lines, const std::string& pointer,
+                                 const std::string& prefix) {
+  const Reader r(j, lines, pointer, prefix);
   if (!j.is_object()) r.fail("", "expected an object");
+  r.only({"source",
+          "base_latency_us",
+          "hop_latency_us",
+          "ring_simple_multinode_latency_factor",
+          "ring_simple_plateau_bytes",
+          "pat_log_latency_divisor",
+          "pat_per_rank_latency_us",
+          "ring_ll_efficiency",
+          "ll128_efficiency",
+          "tree_efficiency",
+          "tree_ll_efficiency",
+          "tree_ll128_efficiency_one_node",
+          "tree_ll128_efficiency_multi_node",
+          "pat_efficiency",
+          "nvls_efficiency",
+          "ll_max_bw_GBps",
+          "ring_ll128_max_per_channel_GBps",
+          "tree_max_per_channel_GBps",
+          "tree_ll128_max_per_channel_GBps",
+          "nvlink_per_link_GBps",
+          "pcie_GBps_gen3_4_5",
+          "intra_speeds_GBps",
+          "inter_speeds_GBps",
+          "search_max_channels",
+          "duplicate_channels_min_GBps",
+          "search_speed_ratio_floor",
+          "nvls_channels",
+          "max_threads",
+          "thread_threshold",
+          "p2p_max_channels",
+          "p2p_net_channels_per_peer",
+          "p2p_nvl_chunk_bytes",
+          "p2p_net_chunk_bytes",
+          "p2p_ll_threshold_bytes",
+          "p2p_per_channel_GBps",
+          "p2p_extra_peer_latency_us",
+          "p2p_nvlink_latency_us",
+          "p2p_unaligned_per_channel_GBps",
+          "p2p_unaligned_gpu_GBps",
+          "ring_recv_pass_steps",
+          "ring_misaligned_slowdown"});
+  const double huge = std::numeric_limits<double>::max();
+  const char* const latency = "a latency of 0 to 1e6 us";
+  const char* const rate = "a rate of 0 or more GB/s";
+  const char* const positive = "a number above 0";
   NcclParams p;
   const json& source = r.at("source");
   if (!source.is_string()) r.fail("source", "expected a string");
   p.source = source.get<std::string>();
-  r.fill2(r.at("base_latency_us"), "base_latency_us", p.base_latency_us);
+  r.fill2(r.at("base_latency_us"), "base_latency_us", p.base_latency_us, 0, kMaxLatencyUs, latency);
   const json& hop = r.at("hop_latency_us");
   if (!hop.is_array() || hop.size() != kLinkClassCount)
     r.fail("hop_latency_us", "expected one table per link class (nvlink, pcie, network)");
-  for (int c = 0; c < kLinkClassCount; ++c)
-    r.fill2(hop[static_cast<std::size_t>(c)], "hop_latency_us", p.hop_latency_us[c]);
-  auto num = [&](const char* key) { return r.number(r.at(key), key); };
-  p.ring_simple_multinode_latency_factor = num("ring_simple_multinode_latency_factor");
-  p.ring_simple_plateau_bytes = num("ring_simple_plateau_bytes");
-  p.pat_log_latency_divisor = num("pat_log_latency_divisor");
-  p.pat_per_rank_latency_us = num("pat_per_rank_latency_us");
-  p.ring_ll_efficiency = num("ring_ll_efficiency");
-  p.ll128_efficiency = num("ll128_efficiency");
-  p.tree_efficiency = num("tree_efficiency");
-  p.tree_ll_efficiency = num("tree_ll_efficiency");
-  p.tree_ll128_efficiency_one_node = num("tree_ll128_efficiency_one_node");
-  p.tree_ll128_efficiency_multi_node = num("tree_ll128_efficiency_multi_node");
-  p.pat_efficiency = num("pat_efficiency");
-  p.nvls_efficiency = num("nvls_efficiency");
-  r.fill("ll_max_bw_GBps", p.ll_max_bw_GBps);
-  p.ring_ll128_max_per_channel_GBps = num("ring_ll128_max_per_channel_GBps");
-  r.fill("tree_max_per_channel_GBps", p.tree_max_per_channel_GBps);
-  r.fill("tree_ll128_max_per_channel_GBps", p.tree_ll128_max_per_channel_GBps);
-  p.nvlink_per_link_GBps = num("nvlink_per_link_GBps");
+  for (int c = 0; c < kLinkClassCount; ++c) {
+    r.fill2(hop[static_cast<std::size_t>(c)], "hop_latency_us", p.hop_latency_us[c], 0,
+            kMaxLatencyUs, latency);
+  }
+  auto num = [&](const char* key, double lo, double hi, const char* what) {
+    return r.number(r.at(key), key, lo, hi, what);
+  };
+  // Multipliers, efficiencies and divisors scale a time or a rate: above 0 (a fit may exceed 1).
+  auto factor = [&](const char* key) {
+    const double v = num(key, 0, huge, positive);
+    if (!(v > 0)) r.fail(key, std::string("expected ") + positive + ", got " + r.at(key).dump());
+    return v;
+  };
+  p.ring_simple_multinode_latency_factor = factor("ring_simple_multinode_latency_factor");
+  p.ring_simple_plateau_bytes = num("ring_simple_plateau_bytes", 0, huge, "a size of 0 or more");
+  p.pat_log_latency_divisor = factor("pat_log_latency_divisor");
+  p.pat_per_rank_latency_us = num("pat_per_rank_latency_us", 0, kMaxLatencyUs, latency);
+  p.ring_ll_efficiency = factor("ring_ll_efficiency");
+  p.ll128_efficiency = factor("ll128_efficiency");
+  p.tree_efficiency = factor("tree_efficiency");
+  p.tree_ll_efficiency = factor("tree_ll_efficiency");
+  p.tree_ll128_efficiency_one_node = factor("tree_ll128_efficiency_one_node");
+  p.tree_ll128_efficiency_multi_node = factor("tree_ll128_efficiency_multi_node");
+  p.pat_efficiency = factor("pat_efficiency");
+  p.nvls_efficiency = factor("nvls_efficiency");
+  r.fill("ll_max_bw_GBps", p.ll_max_bw_GBps, 0, huge, rate);
+  p.ring_ll128_max_per_channel_GBps = num("ring_ll128_max_per_channel_GBps", 0, huge, rate);
+  r.fill("tree_max_per_channel_GBps", p.tree_max_per_channel_GBps, 0, huge, rate);
+  r.fill("tree_ll128_max_per_channel_GBps", p.tree_ll128_max_per_channel_GBps, 0, huge, rate);
+  p.nvlink_per_link_GBps = num("nvlink_per_link_GBps", 0, huge, rate);
   double pcie[3] = {};
-  r.fill("pcie_GBps_gen3_4_5", pcie);
+  r.fill("pcie_GBps_gen3_4_5", pcie, 0, huge, rate);
   p.pcie_gen3_GBps = pcie[0];
   p.pcie_gen4_GBps = pcie[1];
   p.pcie_gen5_GBps = pcie[2];
@@ -156,34 +248,31 @@ NcclParams nccl_params_from_json(const json& j, const std::string& file) {
     if (!v.is_array() || v.empty()) r.fail(key, "expected a non-empty array of GB/s");
     std::vector<double>& out =
         std::string(key) == "intra_speeds_GBps" ? p.intra_speeds_GBps : p.inter_speeds_GBps;
-    for (const json& s : v) out.push_back(r.number(s, key));
+    for (const json& s : v) {
+      out.push_back(r.number(s, key, 0, huge, positive));
+      if (!(out.back() > 0)) r.fail(key, "expected speeds above 0 GB/s, got " + s.dump());
+    }
   }
-  p.search_max_channels = static_cast<int>(num("search_max_channels"));
-  p.duplicate_channels_min_GBps = num("duplicate_channels_min_GBps");
-  p.search_speed_ratio_floor = num("search_speed_ratio_floor");
-  p.nvls_channels = static_cast<int>(num("nvls_channels"));
-  r.fill("max_threads", p.max_threads);
-  r.fill("thread_threshold", p.thread_threshold);
-  p.p2p_max_channels = static_cast<int>(num("p2p_max_channels"));
-  p.p2p_net_channels_per_peer = static_cast<int>(num("p2p_net_channels_per_peer"));
-  p.p2p_nvl_chunk_bytes = num("p2p_nvl_chunk_bytes");
-  p.p2p_net_chunk_bytes = num("p2p_net_chunk_bytes");
-  p.p2p_ll_threshold_bytes = num("p2p_ll_threshold_bytes");
-  p.p2p_per_channel_GBps = num("p2p_per_channel_GBps");
-  p.p2p_extra_peer_latency_us = num("p2p_extra_peer_latency_us");
-  p.p2p_nvlink_latency_us = num("p2p_nvlink_latency_us");
-  p.p2p_unaligned_per_channel_GBps = num("p2p_unaligned_per_channel_GBps");
-  p.p2p_unaligned_gpu_GBps = num("p2p_unaligned_gpu_GBps");
-  r.fill("ring_recv_pass_steps", p.ring_recv_pass_steps);
-  for (double a : p.ring_recv_pass_steps)
-    if (!(a >= 0.0)) r.fail("ring_recv_pass_steps", "pass costs must be 0 or more");
-  r.fill2(r.at("ring_misaligned_slowdown"), "ring_misaligned_slowdown", p.ring_misaligned_slowdown);
-  for (const auto& op_row : p.ring_misaligned_slowdown)
-    for (double f : op_row)
-      if (!(f >= 1.0)) r.fail("ring_misaligned_slowdown", "factors must be at least 1");
-  if (p.p2p_max_channels < 1 || p.p2p_net_channels_per_peer < 1 || !(p.p2p_nvl_chunk_bytes > 0) ||
-      !(p.p2p_net_chunk_bytes > 0))
-    r.fail("p2p_max_channels", "p2p channel counts and chunk sizes must be positive");
+  p.search_max_channels = r.count(r.at("search_max_channels"), "search_max_channels", 1);
+  p.duplicate_channels_min_GBps = num("duplicate_channels_min_GBps", 0, huge, rate);
+  p.search_speed_ratio_floor = num("search_speed_ratio_floor", 0, 1, "a fraction in 0..1");
+  p.nvls_channels = r.count(r.at("nvls_channels"), "nvls_channels", 1);
+  r.fill("max_threads", p.max_threads, 1);
+  r.fill("thread_threshold", p.thread_threshold, 0);
+  p.p2p_max_channels = r.count(r.at("p2p_max_channels"), "p2p_max_channels", 1);
+  p.p2p_net_channels_per_peer =
+      r.count(r.at("p2p_net_channels_per_peer"), "p2p_net_channels_per_peer", 1);
+  p.p2p_nvl_chunk_bytes = factor("p2p_nvl_chunk_bytes");
+  p.p2p_net_chunk_bytes = factor("p2p_net_chunk_bytes");
+  p.p2p_ll_threshold_bytes = num("p2p_ll_threshold_bytes", 0, huge, "a size of 0 or more");
+  p.p2p_per_channel_GBps = num("p2p_per_channel_GBps", 0, huge, rate);
+  p.p2p_extra_peer_latency_us = num("p2p_extra_peer_latency_us", 0, kMaxLatencyUs, latency);
+  p.p2p_nvlink_latency_us = num("p2p_nvlink_latency_us", 0, kMaxLatencyUs, latency);
+  p.p2p_unaligned_per_channel_GBps = num("p2p_unaligned_per_channel_GBps", 0, huge, rate);
+  p.p2p_unaligned_gpu_GBps = num("p2p_unaligned_gpu_GBps", 0, huge, rate);
+  r.fill("ring_recv_pass_steps", p.ring_recv_pass_steps, 0, huge, "pass costs of 0 or more");
+  r.fill2(r.at("ring_misaligned_slowdown"), "ring_misaligned_slowdown", p.ring_misaligned_slowdown,
+          1, huge, "factors of at least 1");
   return p;
 }
 

@@ -13,6 +13,11 @@
 namespace cs::cal {
 namespace {
 
+// A command-line flag's error: no file, the flag as the key.
+InputError flag_error(const std::string& flag, const std::string& message) {
+  return InputError("key '" + flag + "': " + message);
+}
+
 int pcie_generation_from_gts(double gts) {
   // PCI-SIG: Gen1 2.5, Gen2 5, Gen3 8, Gen4 16, Gen5 32, Gen6 64 GT/s.
   const std::pair<double, int> table[] = {{2.5, 1}, {5, 2}, {8, 3}, {16, 4}, {32, 5}, {64, 6}};
@@ -38,9 +43,23 @@ const KnownGpu& resolve_model(const NcclTopology* nccl, const DiscoverOptions& o
                                                " of the NCCL XML is not a known GPU"
                                          : "nvidia-smi topo -m does not name the GPU model")
                                  : "unknown GPU '" + options.gpu + "'";
-    throw InputError("--gpu: " + what + "; give --gpu with one of " + known);
+    const std::string message = what + "; give --gpu with one of " + known;
+    if (!options.gpu.empty()) throw flag_error("--gpu", message);
+    if (nccl != nullptr) throw InputError(nccl->gpus.front().loc, "device", message);
+    throw InputError(SourceLoc{options.smi_source, 0}, "--gpu", message);
   }
   return *model;
+}
+
+// A bandwidth flag: a rate with its unit, above 0 (it becomes a link or memory of the topology).
+void check_bandwidth(const std::string& text, const std::string& flag) {
+  double Bps = 0;
+  try {
+    Bps = units::parse_bandwidth_Bps(text);
+  } catch (const UnitError& e) {
+    throw flag_error(flag, e.what());
+  }
+  if (!(Bps > 0)) throw flag_error(flag, "'" + text + "' must be above 0");
 }
 
 // Union-find over device indices.
@@ -72,15 +91,13 @@ DiscoveredServer discover_server(const SmiTopology& smi, const NcclTopology* ncc
   out.model = &resolve_model(nccl, options);
   const KnownGpu& model = *out.model;
   if (options.host_memory_bandwidth.empty()) {
-    throw InputError(
-        "--host-memory-bandwidth: required; neither nvidia-smi nor NCCL reports host DRAM "
-        "bandwidth (e.g. 8 channels DDR5-4800 = 307.2GB/s per socket)");
+    throw flag_error("--host-memory-bandwidth",
+                     "required; neither nvidia-smi nor NCCL reports host DRAM bandwidth (e.g. 8 "
+                     "channels DDR5-4800 = 307.2GB/s per socket)");
   }
-  try {
-    units::parse_bandwidth_Bps(options.host_memory_bandwidth);
-  } catch (const UnitError& e) {
-    throw InputError(std::string("--host-memory-bandwidth: ") + e.what());
-  }
+  check_bandwidth(options.host_memory_bandwidth, "--host-memory-bandwidth");
+  if (!options.socket_bandwidth.empty())
+    check_bandwidth(options.socket_bandwidth, "--socket-bandwidth");
 
   std::vector<int> gpus;
   std::vector<int> nics;
@@ -91,15 +108,17 @@ DiscoveredServer discover_server(const SmiTopology& smi, const NcclTopology* ncc
   if (nccl != nullptr) {
     for (const NcclGpu& g : nccl->gpus) {
       if (g.dev < 0 || g.dev >= out.gpus) {
-        throw InputError(options.nccl_source + ": gpu dev " + std::to_string(g.dev) +
-                         " is not one of nvidia-smi's " + std::to_string(out.gpus) + " GPUs");
+        throw InputError(g.loc, "dev",
+                         "GPU dev " + std::to_string(g.dev) + " is not one of " +
+                             options.smi_source + "'s " + std::to_string(out.gpus) + " GPUs");
       }
       nccl_gpu[g.dev] = &g;
     }
     if (nccl->gpus.size() != gpus.size()) {
-      throw InputError(options.nccl_source + ": lists " + std::to_string(nccl->gpus.size()) +
-                       " GPUs, " + options.smi_source + " " + std::to_string(out.gpus) +
-                       " (dump NCCL's topology from a run over all GPUs)");
+      throw InputError(SourceLoc{options.nccl_source, 0}, "gpu",
+                       "lists " + std::to_string(nccl->gpus.size()) + " GPUs, " +
+                           options.smi_source + " " + std::to_string(out.gpus) +
+                           " (dump NCCL's topology from a run over all GPUs)");
     }
   }
 
@@ -124,8 +143,9 @@ DiscoveredServer discover_server(const SmiTopology& smi, const NcclTopology* ncc
     out.nvswitch = uniform;
   }
   if ((any_nvlink || out.nvswitch) && model.nvlink_generation == 0) {
-    throw InputError(options.smi_source + ": NVLink between GPUs, but " + model.model +
-                     " has none; check --gpu");
+    throw InputError(
+        SourceLoc{options.smi_source, 0}, "--gpu",
+        "NVLink between GPUs, but " + std::string(model.model) + " has none; check --gpu");
   }
   const std::string nvlink_type =
       "type: nvlink, generation: " + std::to_string(model.nvlink_generation) + ", count: ";
@@ -165,10 +185,10 @@ DiscoveredServer discover_server(const SmiTopology& smi, const NcclTopology* ncc
     out.nic_names.push_back(d.legend_name.empty() ? d.name : d.legend_name);
   }
   if (out.sockets > 1 && options.socket_bandwidth.empty()) {
-    throw InputError("--socket-bandwidth: required: " + options.smi_source + " shows " +
-                     std::to_string(out.sockets) +
-                     " NUMA nodes, and neither input reports the bandwidth between sockets (e.g. "
-                     "UPI 2.0 x4 = 128GB/s)");
+    throw InputError(SourceLoc{options.smi_source, 0}, "--socket-bandwidth",
+                     "required: the file shows " + std::to_string(out.sockets) +
+                         " NUMA nodes, and neither input reports the bandwidth between sockets "
+                         "(e.g. UPI 2.0 x4 = 128GB/s)");
   }
 
   // PCIe switches: NCCL names the bridge above each device; without NCCL, devices that nvidia-smi

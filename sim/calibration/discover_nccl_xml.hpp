@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/error.hpp"
+
 namespace cs::cal {
 
 struct NcclNvlink {
@@ -25,6 +27,7 @@ struct NcclGpu {
   int cpu = -1;                       // index into NcclTopology::cpu_numa
   std::vector<std::string> switches;  // bus ids of the PCIe bridges above it, outermost first
   std::vector<NcclNvlink> nvlinks;
+  SourceLoc loc;  // the line of its <gpu> element
 };
 
 struct NcclNet {
@@ -40,7 +43,8 @@ struct NcclTopology {
   std::vector<NcclNet> nets;
 };
 
-// Throws InputError("<source>:<line>: ...") when the text is not XML or has no <system>.
+// Throws InputError("<source>:<line>: key 'k': ...") when the text is not XML, has no <system>,
+// an attribute that must be a count is not one, or two GPUs share a dev.
 NcclTopology parse_nccl_topo_xml(std::string_view xml, const std::string& source);
 
 // "32.0 GT/s PCIe" -> 32; 0 when the text holds no number.

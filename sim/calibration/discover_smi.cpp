@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <map>
 #include <sstream>
 
@@ -50,7 +51,12 @@ SmiCell parse_cell(const std::string& text, const SourceLoc& loc, const std::str
   if (text.size() > 2 && text.compare(0, 2, "NV") == 0 &&
       std::all_of(text.begin() + 2, text.end(),
                   [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
-    return {SmiLink::nvlink, std::stoi(text.substr(2))};
+    int links = 0;
+    const auto [end, ec] = std::from_chars(text.data() + 2, text.data() + text.size(), links);
+    if (ec != std::errc() || links < 1)
+      throw InputError(loc, column,
+                       "connection '" + text + "' is not a count of NVLinks (NV1, NV18)");
+    return {SmiLink::nvlink, links};
   }
   static const std::map<std::string, SmiLink> kNames = {
       {"PIX", SmiLink::pix},   {"PXB", SmiLink::pxb}, {"PHB", SmiLink::phb},
@@ -114,6 +120,8 @@ SmiTopology parse_nvidia_smi_topo(std::string_view text, const std::string& sour
           attributes.push_back(cell);
           continue;
         }
+        if (index.count(cell) != 0)
+          throw InputError(SourceLoc{source, line}, cell, "the header names this device twice");
         SmiDevice device;
         device.name = cell;
         device.is_gpu = cell.rfind("GPU", 0) == 0;

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "calibration/json_lines.hpp"
 #include "calibration/measurements_lines.hpp"
 
 namespace cs::cal {
@@ -157,8 +158,10 @@ void read_record(const json& record, const SourceLoc& loc, Measurements& out) {
   // Other kinds are newer measurements this fitter does not use.
 }
 
-void read_node(const json& node, Measurements& out) {
+void read_node(const json& node, const std::string& text, const std::string& file_name,
+               Measurements& out) {
   if (!out.node.gpu_name.empty() || !node.is_object()) return;
+  out.node.loc = JsonLines(file_name, text).at("/node/gpus/0/name");
   if (node.contains("hostname") && node["hostname"].is_string())
     out.node.hostname = node["hostname"].get<std::string>();
   if (node.contains("gpus") && node["gpus"].is_array() && !node["gpus"].empty()) {
@@ -223,7 +226,7 @@ void read_measurement_text(const std::string& text, const std::string& file_name
                      "unknown schema '" + schema + "'; expected \"" + kSchema + "\"");
   if (!doc.contains("measurements") || !doc["measurements"].is_array())
     throw InputError(top, "measurements", "missing or not an array");
-  if (doc.contains("node")) read_node(doc["node"], out);
+  if (doc.contains("node")) read_node(doc["node"], text, file_name, out);
   const std::vector<int> lines = measurement_record_lines(text);
   const json& records = doc["measurements"];
   for (std::size_t i = 0; i < records.size(); ++i) {
@@ -252,6 +255,13 @@ Measurements read_measurements(const std::string& folder) {
     std::ostringstream text;
     text << in.rdbuf();
     read_measurement_text(text.str(), file, out);
+  }
+  if (out.nccl.empty() && out.copies.empty() && out.launches.empty() && out.gemms.empty() &&
+      out.membw.empty()) {
+    throw InputError(SourceLoc{folder, 0}, "measurements",
+                     "no records in " + std::to_string(out.files.size()) +
+                         " file(s); a calibration run writes records of kind nccl, copy, "
+                         "launch, gemm or membw");
   }
   return out;
 }

@@ -3,6 +3,8 @@
 // algorithm, protocol and channels NCCL's tuner chose per row; --csv and --json for machines.
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -12,6 +14,7 @@
 #include <string>
 
 #include "calibration/calibration_file.hpp"
+#include "calibration/machine_match.hpp"
 #include "cli/commands.hpp"
 #include "collectives/sweep.hpp"
 #include "core/error.hpp"
@@ -52,9 +55,12 @@ double parse_nccl_size(const std::string& text, const std::string& key) {
     if (last == 'M') scale = 1024.0 * 1024.0;
     if (last == 'G') scale = kGiB;
     if (last == 'T') scale = kGiB * 1024.0;
-    if (scale > 0 && !digits.empty() &&
+    double value = 0;
+    const char* end = digits.data() + digits.size();
+    const auto [used, ec] = std::from_chars(digits.data(), end, value, std::chars_format::fixed);
+    if (scale > 0 && !digits.empty() && ec == std::errc() && used == end &&
         digits.find_first_not_of("0123456789.") == std::string::npos)
-      return std::stod(digits) * scale;
+      return value * scale;
   }
   try {
     return units::parse_size_bytes(text);
@@ -80,6 +86,11 @@ std::vector<int> parse_ranks(const std::string& text, int cluster_ranks) {
       throw bad("is not a rank list");
     return std::stoi(s);
   };
+  auto in_range = [&](int r) {
+    if (r >= cluster_ranks)
+      throw bad("is out of range: rank " + std::to_string(r) + " does not exist");
+    return r;
+  };
   if (text.find_first_of(",-") == std::string::npos) {
     const int n = to_int(text);
     if (n < 1 || n > cluster_ranks) throw bad("asks for more ranks than the cluster has");
@@ -91,15 +102,50 @@ std::vector<int> parse_ranks(const std::string& text, int cluster_ranks) {
   while (std::getline(in, item, ',')) {
     const auto dash = item.find('-');
     if (dash == std::string::npos) {
-      out.push_back(to_int(item));
+      out.push_back(in_range(to_int(item)));
     } else {
       const int lo = to_int(item.substr(0, dash));
-      const int hi = to_int(item.substr(dash + 1));
+      const int hi = in_range(to_int(item.substr(dash + 1)));
       if (hi < lo) throw bad("has a range that runs backwards");
       for (int r = lo; r <= hi; ++r) out.push_back(r);
     }
   }
   return out;
+}
+
+// What nccl-tests would refuse or loop on: a step that is not a finite size or factor, or a factor
+// that does not grow the first size (each row is floor(previous x factor) bytes).
+void check_steps(double min_bytes, double factor, double increment) {
+  if (increment < 0)
+    throw InputError("key 'stepbytes': -i must be a size of 0 or more (0: use -f)");
+  if (increment > 0) return;
+  if (!std::isfinite(factor))
+    throw InputError("key 'stepfactor': -f must be a finite number above 1");
+  if (min_bytes > 0 && factor > 1 && !(std::floor(min_bytes * factor) > min_bytes)) {
+    char shown[32];
+    std::snprintf(shown, sizeof shown, "%.10g", factor);
+    throw InputError("key 'stepfactor': -f " + std::string(shown) + " does not grow " +
+                     std::to_string(static_cast<long long>(min_bytes)) +
+                     " bytes (each size is floor(previous x factor)); give a larger -f or -b");
+  }
+}
+
+// nccl-tests keeps a send and a receive buffer of up to -e bytes on every GPU, beside 1 GiB for
+// NCCL and CUDA (common.cu: memMaxBytes = (totalGlobalMem - 1 GiB) / 2 without data check, / 3
+// with it, and it lowers -e to that). A size past it would not run on these GPUs.
+void check_fits_in_memory(double max_bytes, const std::string& text, const topo::Cluster& cluster,
+                          const std::vector<int>& ranks) {
+  for (const int r : ranks) {
+    const topo::Node& gpu = cluster.nodes[static_cast<std::size_t>(cluster.ranks[r])];
+    const topo::GpuModel& model = cluster.gpu_models[static_cast<std::size_t>(gpu.gpu_model)];
+    const double limit = std::floor((model.memory_bytes - kGiB) / 2);
+    if (max_bytes <= limit) continue;
+    throw InputError("key 'maxbytes': " + text + " (" + units::format_size(max_bytes) +
+                     ") does not fit: nccl-tests keeps a send and a receive buffer of that size " +
+                     "and 1 GiB for NCCL on each GPU, and rank " + std::to_string(r) + " (" +
+                     gpu.name + ", " + model.name + ", " + units::format_size(model.memory_bytes) +
+                     ") holds at most " + units::format_size(std::max(0.0, limit)) + " per buffer");
+  }
 }
 
 std::string env_or(const char* name, const std::string& fallback) {
@@ -142,12 +188,14 @@ void run_coll(const CollArgs& a) {
                                               a.proto.empty() ? "NCCL_PROTO" : "proto");
   options.nvls_enabled = a.nvls || env_or("NCCL_NVLS_ENABLE", "0") == "1";
   const double increment = parse_nccl_size(a.increment, "stepbytes");
-  const std::vector<double> sizes =
-      coll::size_ladder(parse_nccl_size(a.min_bytes, "minbytes"),
-                        parse_nccl_size(a.max_bytes, "maxbytes"), a.factor, increment);
+  const double min_bytes = parse_nccl_size(a.min_bytes, "minbytes");
+  const double max_bytes = parse_nccl_size(a.max_bytes, "maxbytes");
+  check_steps(min_bytes, a.factor, increment);
+  const std::vector<double> sizes = coll::size_ladder(min_bytes, max_bytes, a.factor, increment);
 
   topo::Cluster cluster = topo::load_cluster(a.topology);
   const std::vector<int> ranks = parse_ranks(a.ranks, static_cast<int>(cluster.ranks.size()));
+  check_fits_in_memory(sizes.empty() ? 0.0 : sizes.back(), a.max_bytes, cluster, ranks);
   // A calibration file replaces NCCL's priors with the fit for this collective and sets the
   // fitted link efficiencies and latencies on the cluster before its graph is built.
   coll::NcclParams params = coll::nccl_priors(coll::comm_arch(cluster, ranks));
@@ -156,6 +204,7 @@ void run_coll(const CollArgs& a) {
   cal::HostFloors floors;
   if (!a.calibration.empty()) {
     const cal::Calibration calibration = cal::load_calibration(a.calibration);
+    cal::check_calibration_match(calibration, cluster, ranks);
     cal::apply_links(calibration, cluster);
     const cal::NcclFit& fit = cal::nccl_fit_for(calibration, coll::to_string(*op));
     cal::apply_op_links(fit, cluster);
@@ -270,8 +319,8 @@ void add_coll_command(CLI::App& app) {
   cmd->add_flag("--host-paced", args->host_paced,
                 "Time calls as nccl-tests does, one host thread launching every rank: each "
                 "takes max(the calibration's host floor, the GPUs' time); needs --calibration");
-  cmd->add_flag("--csv", args->csv, "Print CSV");
-  cmd->add_flag("--json", args->json, "Print JSON");
+  auto* csv = cmd->add_flag("--csv", args->csv, "Print CSV");
+  cmd->add_flag("--json", args->json, "Print JSON")->excludes(csv);
   cmd->callback([args] { run_coll(*args); });
 }
 

@@ -1,14 +1,13 @@
 // `clustersim discover --nvidia-smi FILE [--nccl-xml FILE] --host-memory-bandwidth BW [-o OUT]`:
 // turns a node's `nvidia-smi topo -m` (and NCCL's topology dump) into a topology file, checks that
 // it loads, and writes it atomically (or prints it).
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "calibration/discover.hpp"
 #include "cli/commands.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "topology/loader.hpp"
 
 namespace cs::cli {
@@ -22,11 +21,7 @@ struct DiscoverArgs {
 };
 
 std::string read_text(const std::string& path, const std::string& flag) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot read (given as " + flag + ")");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return read_input_file(path, flag + " file");
 }
 
 void run_discover(DiscoverArgs a) {

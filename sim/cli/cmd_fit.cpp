@@ -1,12 +1,14 @@
 // `clustersim fit DATA --topology T -o FILE`: fits NCCL's constants, the copy paths and the
 // compute side of one machine from its measurement files and writes one calibration file
 // (atomically). The topology is the measured machine's: NCCL's channel search runs on its links.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <sstream>
 
 #include "calibration/fit.hpp"
 #include "calibration/fit_nccl.hpp"
+#include "calibration/machine_match.hpp"
 #include "calibration/timing_select.hpp"
 #include "cli/commands.hpp"
 #include "core/error.hpp"
@@ -39,6 +41,23 @@ cal::Split split_from(const FitArgs& a, const cal::Measurements& data) {
                        "' is not auto, none or a list of rank counts like 3 or 3,5");
     split.holdout_ranks.push_back(std::stoi(item));
   }
+  // A rank count that was not measured holds nothing out; holding out every one leaves no NCCL
+  // record to fit.
+  const std::vector<int> measured = cal::nccl_rank_counts(data);
+  std::string list;
+  for (const int n : measured) list += (list.empty() ? "" : ", ") + std::to_string(n);
+  for (const int n : split.holdout_ranks) {
+    if (std::find(measured.begin(), measured.end(), n) == measured.end())
+      throw InputError("key 'holdout-ranks': " + std::to_string(n) +
+                       " ranks were not measured; measured: " + (list.empty() ? "none" : list));
+  }
+  if (!measured.empty() && std::all_of(measured.begin(), measured.end(), [&](int n) {
+        return std::find(split.holdout_ranks.begin(), split.holdout_ranks.end(), n) !=
+               split.holdout_ranks.end();
+      }))
+    throw InputError("key 'holdout-ranks': '" + a.holdout_ranks +
+                     "' holds out every measured rank count (" + list +
+                     "), which leaves no NCCL record to fit");
   return split;
 }
 
@@ -48,6 +67,7 @@ void run_fit(const FitArgs& a) {
   const cal::TimingSelection selected = cal::select_nccl_timing(data, timing);
   const cal::Split split = split_from(a, data);
   const topo::Cluster cluster = topo::load_cluster(a.topology);
+  cal::check_measurements_match(data, cluster);
   const topo::ClusterGraph graph(cluster);
   cal::Calibration c =
       cal::fit_calibration(data, split, graph, cal::base_name(a.data), cal::base_name(a.topology));

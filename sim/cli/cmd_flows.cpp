@@ -5,7 +5,7 @@
 #include <string>
 
 #include "cli/commands.hpp"
-#include "core/atomic_file.hpp"
+#include "cli/output_files.hpp"
 #include "network/flow_report.hpp"
 #include "network/flow_trace.hpp"
 #include "topology/graph.hpp"
@@ -32,18 +32,17 @@ void run_flows(const FlowsOptions& options) {
   const net::ReplayResult result =
       net::replay_flows(graph, requests, fidelity, !options.trace_out.empty());
   const std::string flows = net::flows_csv(graph, requests, result);
-  if (options.csv_out.empty()) {
-    std::cout << flows << "\n";
-  } else {
-    write_file_atomically(options.csv_out, flows);
-  }
-  if (!options.links_csv_out.empty()) {
-    write_file_atomically(options.links_csv_out, net::links_csv(graph, result));
-  }
+  // Every file is written before anything is printed, and all of them or none.
+  OutputFiles files;
+  files.add("--csv", options.csv_out, flows);
+  if (!options.links_csv_out.empty())
+    files.add("--links-csv", options.links_csv_out, net::links_csv(graph, result));
   if (!options.trace_out.empty()) {
-    write_file_atomically(options.trace_out,
-                          net::flows_trace_json(graph, requests, result, options.top));
+    files.add("--trace", options.trace_out,
+              net::flows_trace_json(graph, requests, result, options.top));
   }
+  files.write_all();
+  if (options.csv_out.empty()) std::cout << flows << "\n";
   std::cout << net::links_table(graph, result, fidelity, options.top);
 }
 
@@ -64,7 +63,15 @@ void add_flows_command(CLI::App& app) {
   cmd->add_option("--trace", options->trace_out,
                   "Write a Chrome trace (JSON for Perfetto): flows per source node, and the "
                   "utilization of the --top busiest link directions over time (flow fidelity)");
-  cmd->add_option("--top", options->top, "Link directions shown in the table (default 20)");
+  cmd->add_option("--top", options->top, "Link directions shown in the table (default 20)")
+      ->check(CLI::Validator(
+          [](const std::string& text) {
+            return !text.empty() && text.size() <= 9 &&
+                           text.find_first_not_of("0123456789") == std::string::npos
+                       ? std::string()
+                       : "takes a count of 0 or more, got '" + text + "'";
+          },
+          "COUNT"));
   cmd->callback([options] { run_flows(*options); });
 }
 

@@ -9,11 +9,12 @@
 
 #include "calibration/calibration_file.hpp"
 #include "calibration/fit.hpp"
+#include "calibration/machine_match.hpp"
 #include "calibration/timing_select.hpp"
 #include "calibration/validate.hpp"
 #include "calibration/validate_report.hpp"
 #include "cli/commands.hpp"
-#include "core/atomic_file.hpp"
+#include "cli/output_files.hpp"
 #include "topology/loader.hpp"
 
 namespace cs::cli {
@@ -33,6 +34,7 @@ void run_validate(const ValidateArgs& a) {
   cal::Measurements data = cal::read_measurements(a.data);
   const cal::TimingSelection selected = cal::select_nccl_timing(data, timing);
   const topo::Cluster cluster = topo::load_cluster(a.topology);
+  cal::check_measurements_match(data, cluster);
   cal::Calibration calibration;
   std::string name;
   if (a.calibration.empty()) {
@@ -44,14 +46,19 @@ void run_validate(const ValidateArgs& a) {
            " records)";
   } else {
     calibration = cal::load_calibration(a.calibration);
+    std::vector<int> ranks(cluster.ranks.size());
+    for (std::size_t r = 0; r < ranks.size(); ++r) ranks[r] = static_cast<int>(r);
+    cal::check_calibration_match(calibration, cluster, ranks);
     name = cal::base_name(a.calibration) + " (" + calibration.machine + ", fitted on " +
            cal::to_string(calibration.timing) + " records)";
   }
   cal::Validation v = cal::validate(data, cluster, calibration);
   v.machine = cal::base_name(a.data);
   v.timing = selected.describe();
-  if (!a.csv.empty()) write_file_atomically(a.csv, cal::validation_csv(v));
-  if (!a.json.empty()) write_file_atomically(a.json, cal::validation_json(v, name));
+  OutputFiles files;
+  if (!a.csv.empty()) files.add("--csv", a.csv, cal::validation_csv(v));
+  if (!a.json.empty()) files.add("--json", a.json, cal::validation_json(v, name));
+  files.write_all();
   std::cout << cal::validation_text(v, name);
 }
 

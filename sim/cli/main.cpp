@@ -1,10 +1,33 @@
 // clustersim's entry point: parses the command line and turns errors into exit codes
-// (0 success, 2 bad input or usage, 3 internal error). Library code never exits.
+// (0 success, 2 bad input or usage, 3 internal error), each error one line on standard error.
+// Library code never exits.
 #include <exception>
 #include <iostream>
+#include <string>
 
 #include "cli/commands.hpp"
 #include "core/error.hpp"
+
+namespace {
+
+// CLI11's messages may span lines; an error is one line.
+std::string one_line(std::string text) {
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  for (char& c : text) {
+    if (c == '\n') c = ' ';
+  }
+  return text;
+}
+
+// The subcommand names, for the message about a word that is none of them.
+std::string command_names(CLI::App& app) {
+  std::string names;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+  return names;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"clustersim: a discrete-event simulator of multi-GPU clusters"};
@@ -16,22 +39,33 @@ int main(int argc, char** argv) {
   cs::cli::add_validate_command(app);
   cs::cli::add_discover_command(app);
   try {
+    // CLI11 would call a misspelt command "A subcommand is required"; name it instead.
+    if (argc > 1 && argv[1][0] != '-') {
+      const std::string word = argv[1];
+      const auto known =
+          app.get_subcommands([&](const CLI::App* s) { return s->check_name(word); });
+      if (known.empty()) {
+        std::cerr << "clustersim: error: unknown command '" << word
+                  << "'; valid: " << command_names(app) << "\n";
+        return 2;
+      }
+    }
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    std::cerr << "clustersim: error: " << one_line(e.what()) << " (see --help)\n";
     return 2;
   } catch (const cs::InputError& e) {
-    std::cerr << "clustersim: error: " << e.what() << "\n";
+    std::cerr << "clustersim: error: " << one_line(e.what()) << "\n";
     return 2;
   } catch (const cs::UnitError& e) {
-    std::cerr << "clustersim: error: " << e.what() << "\n";
+    std::cerr << "clustersim: error: " << one_line(e.what()) << "\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "clustersim: internal error: " << e.what() << "\n";
+    std::cerr << "clustersim: internal error: " << one_line(e.what()) << "\n";
     return 3;
   }
   return 0;

@@ -5,10 +5,12 @@
 #include <array>
 #include <charconv>
 #include <cmath>
-#include <fstream>
-#include <sstream>
+#include <cstdio>
+#include <limits>
 #include <unordered_map>
 #include <unordered_set>
+
+#include "core/input_file.hpp"
 
 namespace cs::net {
 namespace {
@@ -132,17 +134,73 @@ TimePs parse_start(std::string_view text, const SourceLoc& loc) {
   return ps_from_seconds(seconds);
 }
 
+// The slowest rate a flow can be held to by itself: a link direction's effective bandwidth, or a
+// device-local copy's (half the GPU's memory bandwidth, copies.cpp).
+double slowest_rate_Bps(const topo::Cluster& cluster) {
+  double slowest = std::numeric_limits<double>::infinity();
+  for (const topo::Link& l : cluster.links) {
+    if (l.effective_bandwidth_Bps() > 0) slowest = std::min(slowest, l.effective_bandwidth_Bps());
+  }
+  for (const topo::GpuModel& m : cluster.gpu_models) {
+    if (m.memory_bandwidth_Bps > 0) slowest = std::min(slowest, m.memory_bandwidth_Bps / 2);
+  }
+  return slowest;
+}
+
+// Simulated time is int64 picoseconds and ends at 9.22e6 s. Starts stay below 1e6 s
+// (parse_start). Under max-min sharing every flow gets at least the slowest rate divided by the
+// number of flows, so the flow model's projected drain of any flow, and the time by which all
+// have drained, stay below flows x largest size / slowest rate; keeping that below 4e6 s keeps
+// every start + drain + route latency inside TimePs with room to spare.
+constexpr double kMaxDrainSeconds = 4e6;
+
+void check_drain_time(const std::vector<FlowRequest>& rows, const topo::Cluster& cluster,
+                      const std::vector<std::string>& bytes_text) {
+  if (rows.empty()) return;
+  std::size_t largest = 0;
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    if (rows[i].bytes > rows[largest].bytes) largest = i;
+  }
+  const double slowest = slowest_rate_Bps(cluster);
+  const double n = static_cast<double>(rows.size());
+  const double bound_s = n * rows[largest].bytes / slowest;
+  if (!(bound_s <= kMaxDrainSeconds)) {
+    throw InputError(rows[largest].loc, "bytes",
+                     "'" + bytes_text[largest] +
+                         "' is too large to simulate: " + std::to_string(rows.size()) +
+                         " flow(s) of up to this size at the " + "cluster's slowest rate (" +
+                         units::format_bandwidth(slowest) + ") could take " +
+                         units::format_time(bound_s) + "; at most 4e6 s fits in simulated time");
+  }
+}
+
+// A control character in a field (a NUL from a binary file, a lone CR inside a line).
+void check_text(std::string_view field, const SourceLoc& loc, const std::string& key) {
+  for (const char c : field) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte != 0x7f) continue;
+    if (c == '\t') continue;
+    char code[8];
+    std::snprintf(code, sizeof code, "0x%02x", byte);
+    throw InputError(
+        loc, key, std::string("control character ") + code + " in the text; is this a CSV file?");
+  }
+}
+
 }  // namespace
 
 std::vector<FlowRequest> parse_flow_table(std::string_view csv, const std::string& file,
                                           const topo::Cluster& cluster) {
   const NodeNames names(cluster);
   std::vector<FlowRequest> rows;
+  std::vector<std::string> bytes_text;  // as written, for the size check's message
   std::unordered_set<std::string> ids;
   std::array<std::size_t, kColumns.size()> column{};
   bool have_header = false;
+  int header_line = 0;
   int line_number = 0;
-  std::size_t begin = 0;
+  // A UTF-8 byte order mark, as spreadsheet programs write it, is not part of the header.
+  std::size_t begin = csv.starts_with("\xEF\xBB\xBF") ? 3 : 0;
   while (begin <= csv.size()) {
     const std::size_t newline = csv.find('\n', begin);
     const std::string_view line = trim(csv.substr(
@@ -156,8 +214,10 @@ std::vector<FlowRequest> parse_flow_table(std::string_view csv, const std::strin
     }
     const auto fields = split_fields(line);
     if (!have_header) {
+      for (const std::string_view f : fields) check_text(f, loc, "");
       column = read_header(fields, loc);
       have_header = true;
+      header_line = line_number;
       continue;
     }
     if (fields.size() != kColumns.size()) {
@@ -166,6 +226,8 @@ std::vector<FlowRequest> parse_flow_table(std::string_view csv, const std::strin
                            " fields; the header names " + std::to_string(kColumns.size()) + " (" +
                            std::string(kColumnList) + ")");
     }
+    for (std::size_t c = 0; c < kColumns.size(); ++c)
+      check_text(fields[column[c]], loc, std::string(kColumns[c]));
     FlowRequest row;
     row.loc = loc;
     row.id = std::string(fields[column[0]]);
@@ -178,20 +240,23 @@ std::vector<FlowRequest> parse_flow_table(std::string_view csv, const std::strin
     row.bytes = parse_bytes(fields[column[3]], loc);
     row.start = parse_start(fields[column[4]], loc);
     rows.push_back(std::move(row));
+    bytes_text.emplace_back(fields[column[3]]);
   }
   if (!have_header) {
     throw InputError(SourceLoc{file, 0}, "",
                      "no header line; it must name " + std::string(kColumnList));
   }
+  if (rows.empty()) {
+    throw InputError(
+        SourceLoc{file, header_line}, "",
+        "no flows after the header; give one row per flow (" + std::string(kColumnList) + ")");
+  }
+  check_drain_time(rows, cluster, bytes_text);
   return rows;
 }
 
 std::vector<FlowRequest> load_flow_table(const std::string& path, const topo::Cluster& cluster) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(SourceLoc{path, 0}, "", "cannot open the flows file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_flow_table(text.str(), path, cluster);
+  return parse_flow_table(read_input_file(path, "flows file"), path, cluster);
 }
 
 }  // namespace cs::net

@@ -4,9 +4,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <fstream>
-#include <sstream>
-
+#include "core/input_file.hpp"
 #include "topology/expand_cluster.hpp"
 #include "topology/fabric.hpp"
 #include "topology/loader_parse.hpp"
@@ -15,11 +13,7 @@
 namespace cs::topo {
 
 Cluster load_cluster(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(SourceLoc{path, 0}, "", "cannot open the topology file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return load_cluster_from_string(text.str(), path);
+  return load_cluster_from_string(read_input_file(path, "topology file"), path);
 }
 
 Cluster load_cluster_from_string(std::string_view yaml_text, const std::string& display_name) {

@@ -77,7 +77,7 @@ TEST_CASE("the calibration file records the NCCL timing it was fitted on") {
   } catch (const cs::InputError& e) {
     message = e.what();
   }
-  CHECK(message == "bad.json: key 'timing': expected \"host_paced\" or \"gated\"");
+  CHECK(message == "bad.json:1: key 'timing': expected \"host_paced\" or \"gated\"");
 }
 
 TEST_CASE("the calibration file keeps each collective's host floors") {
@@ -111,8 +111,8 @@ TEST_CASE("the calibration file keeps each collective's host floors") {
     message = e.what();
   }
   CHECK(message ==
-        "bad.json: key 'nccl_by_op[].host_floors[].n_ranks': expected curves in (config, n_ranks) "
-        "order, each once");
+        "bad.json:1: key 'nccl_by_op[0].host_floors[1].n_ranks': expected curves in (config, "
+        "n_ranks) order, each once");
 }
 
 TEST_CASE("a broken calibration file names the key") {
@@ -122,7 +122,7 @@ TEST_CASE("a broken calibration file names the key") {
   } catch (const cs::InputError& e) {
     message = e.what();
   }
-  CHECK(message == "c.json: key 'machine.name': missing");
+  CHECK(message == "c.json:1: key 'machine.name': missing");
 
   // A file of the previous schema lacks this version's NCCL fields: refused, with what to do.
   message.clear();
@@ -131,9 +131,10 @@ TEST_CASE("a broken calibration file names the key") {
   } catch (const cs::InputError& e) {
     message = e.what();
   }
-  CHECK(message ==
-        "old.json: key 'schema': written by an older clustersim (clustersim-fit-v1); fit it again "
-        "with `clustersim fit`");
+  CHECK(
+      message ==
+      "old.json:1: key 'schema': written by an older clustersim (clustersim-fit-v1); fit it again "
+      "with `clustersim fit`");
 
   // A misaligned-chunk factor below 1 would make misaligned copies faster than aligned ones.
   nlohmann::json j = nlohmann::json::parse(read_text(kData + "/calibration.json"));
@@ -144,7 +145,9 @@ TEST_CASE("a broken calibration file names the key") {
   } catch (const cs::InputError& e) {
     message = e.what();
   }
-  CHECK(message == "c.json: key 'nccl.ring_misaligned_slowdown': factors must be at least 1");
+  CHECK(message ==
+        "c.json:1: key 'nccl.params.ring_misaligned_slowdown': expected factors of at least 1, "
+        "got 0.9");
 }
 
 TEST_CASE("validate has a row per (collective, rank count) of the default runs") {

@@ -1,0 +1,31 @@
+// read_input_file: checks that the path is a readable regular file before reading it, because an
+// ifstream opens a folder without complaint and then reads nothing.
+#include "core/input_file.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/error.hpp"
+
+namespace cs {
+
+std::string read_input_file(const std::string& path, const std::string& what) {
+  const auto fail = [&](const std::string& reason) {
+    return InputError(SourceLoc{path, 0}, "", "cannot open the " + what + ": " + reason);
+  };
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) throw fail("no such file");
+  if (std::filesystem::is_directory(status)) throw fail("it is a folder, not a file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw fail(std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw fail("the read failed part way");
+  return text.str();
+}
+
+}  // namespace cs
