@@ -107,10 +107,7 @@ struct FatTree {
 void BM_MaxMinSolve(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));
   FatTree& tree = FatTree::get(n);
-  std::vector<double> capacity;
-  for (int c = 0; c < tree.graph->channel_count(); ++c) {
-    capacity.push_back(tree.graph->capacity_Bps(c));
-  }
+  const std::vector<double> capacity = tree.graph->capacities_Bps();
   const std::vector<std::vector<cs::topo::ChannelId>> flows(tree.routes.begin(),
                                                             tree.routes.begin() + n);
   for (auto _ : state) {
@@ -127,10 +124,7 @@ BENCHMARK(BM_MaxMinSolve)->Arg(1'000)->Arg(10'000)->Arg(100'000)->Unit(benchmark
 void run_change(benchmark::State& state, std::optional<std::size_t> narrow_search_limit) {
   const auto n = static_cast<std::size_t>(state.range(0));
   FatTree& tree = FatTree::get(n + 1024);
-  std::vector<double> capacity;
-  for (int c = 0; c < tree.graph->channel_count(); ++c) {
-    capacity.push_back(tree.graph->capacity_Bps(c));
-  }
+  const std::vector<double> capacity = tree.graph->capacities_Bps();
   cs::net::MaxMinSharing sharing(capacity);
   for (std::size_t i = 0; i < n; ++i) sharing.add(tree.routes[i]);
   sharing.update();
@@ -186,10 +180,7 @@ void BM_MaxMinRings(benchmark::State& state) {
       rings[r].insert(rings[r].end(), route.begin(), route.end());
     }
   }
-  std::vector<double> capacity;
-  for (int c = 0; c < tree.graph->channel_count(); ++c) {
-    capacity.push_back(tree.graph->capacity_Bps(c));
-  }
+  const std::vector<double> capacity = tree.graph->capacities_Bps();
   std::size_t uses = 0;
   for (auto _ : state) {
     cs::net::MaxMinSharing sharing(capacity);

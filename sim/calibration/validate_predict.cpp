@@ -2,6 +2,7 @@
 #include "calibration/validate_predict.hpp"
 
 #include <algorithm>
+#include <numeric>
 
 #include "network/copies.hpp"
 #include "network/flow_network.hpp"
@@ -15,8 +16,8 @@ coll::CollectiveResult Predictor::collective(coll::Op op, int n_ranks, double by
                                              const coll::TunerOptions& options) {
   auto& comm = comms_[n_ranks];
   if (!comm) {
-    std::vector<int> ranks;
-    for (int r = 0; r < n_ranks; ++r) ranks.push_back(r);
+    std::vector<int> ranks(static_cast<std::size_t>(n_ranks));
+    std::iota(ranks.begin(), ranks.end(), 0);
     comm = std::make_unique<coll::Communicator>(graph_, ranks, params_);
   }
   coll::CollectiveCall call;

@@ -36,7 +36,7 @@ class Communicator {
   using Done = std::function<void(const CollectiveResult&)>;
 
   // Throws InputError for ranks that do not exist or repeat.
-  Communicator(const topo::ClusterGraph& graph, std::vector<int> ranks, NcclParams params);
+  Communicator(const topo::ClusterGraph& graph, const std::vector<int>& ranks, NcclParams params);
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
 

@@ -61,6 +61,7 @@ void EventQueue::schedule(TimePs at, Callback callback) {
 void EventQueue::refill() {
   buckets_[0].clear();
   head_ = 0;
+  CS_ASSERT(occupied_ != 0, "refill() runs only while entries are pending");
   const auto bucket = static_cast<std::size_t>(std::countr_zero(occupied_)) + 1;
   occupied_ &= ~(std::uint64_t{1} << (bucket - 1));
   last_ = bucket_min_[bucket];

@@ -13,8 +13,7 @@
 namespace cs::net {
 
 AnalyticalNetwork::AnalyticalNetwork(EventQueue& queue, const topo::ClusterGraph& graph)
-    : queue_(queue) {
-  for (int c = 0; c < graph.channel_count(); ++c) capacity_Bps_.push_back(graph.capacity_Bps(c));
+    : queue_(queue), capacity_Bps_(graph.capacities_Bps()) {
   stats_.resize(capacity_Bps_.size());
 }
 

@@ -21,18 +21,10 @@ namespace {
 // How many changed flows ahead apply_update() fetches a flow's record.
 constexpr std::size_t kFetchAhead = 8;
 
-std::vector<double> capacities_of(const topo::ClusterGraph& graph) {
-  std::vector<double> capacity(static_cast<std::size_t>(graph.channel_count()));
-  for (int c = 0; c < graph.channel_count(); ++c) {
-    capacity[static_cast<std::size_t>(c)] = graph.capacity_Bps(c);
-  }
-  return capacity;
-}
-
 }  // namespace
 
 FlowNetwork::FlowNetwork(EventQueue& queue, const topo::ClusterGraph& graph)
-    : FlowNetwork(queue, capacities_of(graph)) {}
+    : FlowNetwork(queue, graph.capacities_Bps()) {}
 
 FlowNetwork::FlowNetwork(EventQueue& queue, std::vector<double> capacity_Bps)
     : queue_(queue), sharing_([&] {

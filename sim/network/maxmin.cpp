@@ -205,6 +205,7 @@ std::vector<double> max_min_rates(const std::vector<double>& capacity_Bps,
   }
   sharing.update();
   std::vector<double> rates;
+  rates.reserve(indices.size());
   for (auto index : indices) rates.push_back(sharing.rate_Bps(index));
   return rates;
 }

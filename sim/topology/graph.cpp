@@ -137,6 +137,14 @@ double ClusterGraph::capacity_Bps(ChannelId id) const {
   return link_of(id).effective_bandwidth_Bps();
 }
 
+std::vector<double> ClusterGraph::capacities_Bps() const {
+  std::vector<double> capacity(channels_.size());
+  for (std::size_t c = 0; c < capacity.size(); ++c) {
+    capacity[c] = capacity_Bps(static_cast<ChannelId>(c));
+  }
+  return capacity;
+}
+
 Route ClusterGraph::route(int src_node, int dst_node) const {
   const int node_count = static_cast<int>(cluster_.nodes.size());
   CS_ASSERT(src_node >= 0 && src_node < node_count && dst_node >= 0 && dst_node < node_count,

@@ -39,7 +39,8 @@ class ClusterGraph {
   int channel_count() const { return static_cast<int>(channels_.size()); }
   const Channel& channel(ChannelId id) const { return channels_[static_cast<std::size_t>(id)]; }
   const Link& link_of(ChannelId id) const;
-  double capacity_Bps(ChannelId id) const;  // effective bandwidth of the channel's link
+  double capacity_Bps(ChannelId id) const;     // effective bandwidth of the channel's link
+  std::vector<double> capacities_Bps() const;  // every channel's, by channel id
 
   // Shortest path by latency (one extra picosecond per hop prefers fewer hops); ties between
   // equal-cost paths (fat-tree spines) are broken by a hash of (src, dst), so the same pair always

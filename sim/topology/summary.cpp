@@ -43,6 +43,7 @@ std::vector<LinkGroup> group_links(const Cluster& cluster) {
     group.bandwidth_Bps += link.bandwidth_Bps;
   }
   std::vector<LinkGroup> groups;
+  groups.reserve(by_type.size());
   for (auto& entry : by_type) groups.push_back(entry.second);
   return groups;
 }

@@ -142,8 +142,7 @@ TEST_CASE("random small topologies with routed flows") {
              0.5 + (rng() % 50) / 100.0);
     }
     const topo::ClusterGraph graph(b.cluster);
-    std::vector<double> capacity;
-    for (int c = 0; c < graph.channel_count(); ++c) capacity.push_back(graph.capacity_Bps(c));
+    const std::vector<double> capacity = graph.capacities_Bps();
     std::vector<Timed> flows;
     const int count = 5 + static_cast<int>(rng() % 40);
     for (int f = 0; f < count; ++f) {
