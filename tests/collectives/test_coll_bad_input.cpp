@@ -1,0 +1,100 @@
+// `clustersim coll` and the program's own usage errors against hostile flags: each is exit 2 with
+// one line on standard error that names the flag; the cases that crashed or passed in silence
+// before the bad-input audit are marked.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "support/cli_run.hpp"
+
+namespace {
+
+using cs::test::CommandResult;
+
+const std::string kTopologies = std::string(CLUSTERSIM_SOURCE_DIR) + "/topologies/";
+
+// Standard error only (standard output to /dev/null), so that its lines can be counted.
+CommandResult clustersim_stderr(const std::string& args) {
+  return cs::test::run_command("env -u NCCL_ALGO -u NCCL_PROTO -u NCCL_NVLS_ENABLE '" +
+                               std::string(CLUSTERSIM_BINARY) + "' " + args + " 2>&1 >/dev/null");
+}
+
+int lines_of(const std::string& text) {
+  return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+}
+
+TEST_CASE("bad coll flags: exit 2 and one line naming the flag") {
+  const std::string dgx = "coll --topology " + kTopologies + "dgx-h100.yaml ";
+  const struct {
+    std::string args;
+    const char* message;
+  } cases[] = {
+      // Was exit 3 (std::stod threw out of the size parser).
+      {dgx + "-b .K", "key 'minbytes': '.K' is not a size"},
+      // Was read as 1K.
+      {dgx + "-b 1..2K", "key 'minbytes': '1..2K' is not a size"},
+      // Was one row, the ladder stopping at once.
+      {dgx + "-f inf", "key 'stepfactor': -f must be a finite number above 1"},
+      // floor(8 x 1.0000001) = 8: was one row where 8..128M was asked for.
+      {dgx + "-b 8 -f 1.0000001", "-f 1.0000001 does not grow 8 bytes"},
+      // Was ignored in silence.
+      {dgx + "-i -5", "key 'stepbytes': -i must be a size of 0 or more"},
+      // dgx-h100.yaml: 80 GB per GPU. nccl-tests keeps (80e9 - 2^30) / 2 = 39,463,129,088 bytes
+      // per buffer: -e 37G = 39,728,447,488 does not fit (36G = 38,654,705,664 does, below).
+      {dgx + "-b 37G -e 37G", "key 'maxbytes': 37G (37 GiB) does not fit"},
+      // Was exit 3: an assertion in the flow model ("never finish").
+      {dgx + "-e 1e30", "key 'maxbytes': 1e30"},
+      // Was JSON, the --csv dropped in silence.
+      {dgx + "--csv --json", "--csv excludes --json"},
+      // Was a list of 10^8 ranks built before the first was checked.
+      {dgx + "-n 0-99999999", "rank 99999999 does not exist"},
+      {"coll --topology " + kTopologies, "cannot open the topology file: it is a folder"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.args);
+    const CommandResult r = clustersim_stderr(c.args);
+    CHECK(r.status == 2);
+    CHECK(lines_of(r.output) == 1);
+    CHECK(r.output.find(c.message) != std::string::npos);
+  }
+  const CommandResult fits = clustersim_stderr(dgx + "-b 36G -e 36G");
+  CHECK(fits.status == 0);
+  CHECK(fits.output.empty());
+}
+
+TEST_CASE("a calibration of another GPU model is refused, naming its line") {
+  // calibrate/data/h200x4/calibration.json was fitted on NVIDIA H200; dgx-h100.yaml's GPUs are
+  // H100-SXM5-80GB. Line 104 of the file names the GPU ("gpu_name": "NVIDIA H200").
+  const std::string cal =
+      std::string(CLUSTERSIM_SOURCE_DIR) + "/calibrate/data/h200x4/calibration.json";
+  const CommandResult r = clustersim_stderr("coll --topology " + kTopologies +
+                                            "dgx-h100.yaml -b 8 -e 8 --calibration " + cal);
+  CHECK(r.status == 2);
+  CHECK(lines_of(r.output) == 1);
+  CHECK(r.output.find("calibration.json:104: key 'machine.gpu_name': fitted on NVIDIA H200") !=
+        std::string::npos);
+}
+
+TEST_CASE("usage errors of the program are one line") {
+  const struct {
+    const char* args;
+    const char* message;
+  } cases[] = {
+      // CLI11 said "A subcommand is required" and a second line.
+      {"simulate", "unknown command 'simulate'; valid: topo, coll, flows, fit, validate, discover"},
+      {"", "A subcommand is required"},
+      {"topo", "file is required"},
+      {"coll", "--topology is required"},
+      {"topo a.yaml b.yaml", "not expected: b.yaml"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.args);
+    const CommandResult r = clustersim_stderr(c.args);
+    CHECK(r.status == 2);
+    CHECK(lines_of(r.output) == 1);
+    CHECK(r.output.find(c.message) != std::string::npos);
+  }
+}
+
+}  // namespace
