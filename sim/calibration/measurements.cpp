@@ -50,6 +50,24 @@ class RecordReader {
       fail(key, "expected a finite number above " + format(above) + ", got " + v.dump());
     return d;
   }
+  // Bytes of one buffer: above 0 and at most `max_bytes`, the GPU's memory.
+  double bytes(const char* key, double max_bytes) const {
+    const double d = number(key, 0);
+    if (d > max_bytes)
+      fail(key, at(key).dump() + " bytes do not fit in the GPU's " +
+                    std::to_string(static_cast<long long>(max_bytes)) +
+                    " bytes of memory (node.gpus[0].memory_bytes, or 2^53 when not recorded)");
+    return d;
+  }
+  // A measured time: above 0 and inside simulated time (int64 ps ends at 9.2e6 s = 9.2e12 us),
+  // so that the simulator can predict the point it is compared with.
+  double time_us(const char* key) const {
+    const double d = number(key, 0);
+    if (d >= 9.2e12)
+      fail(key,
+           "expected a time below 9.2e12 us (simulated time ends there), got " + at(key).dump());
+    return d;
+  }
   int integer(const char* key, long long min, long long max) const {
     const json& v = at(key);
     if (!v.is_number_integer()) fail(key, "expected an integer, got " + v.dump());
@@ -90,7 +108,7 @@ class RecordReader {
   SourceLoc loc_;
 };
 
-NcclPoint read_nccl(const RecordReader& r) {
+NcclPoint read_nccl(const RecordReader& r, double max_bytes) {
   NcclPoint p;
   // Files from before gated timing have no field: they were host-paced.
   const std::string timing = r.text_or("timing", "host_paced");
@@ -100,10 +118,10 @@ NcclPoint read_nccl(const RecordReader& r) {
   p.op = r.one_of("op", {"allreduce", "allgather", "reducescatter", "broadcast", "reduce",
                          "alltoall", "sendrecv"});
   p.n_ranks = r.integer("nranks", 1, 1 << 20);
-  p.bytes = r.number("bytes", 0);
+  p.bytes = r.bytes("bytes", max_bytes);
   p.forced_algo = r.text("forced_algo");
   p.forced_proto = r.text("forced_proto");
-  p.time_us = r.number("time_us", 0);
+  p.time_us = r.time_us("time_us");
   p.algo = r.text_or("algo", "");
   p.proto = r.text_or("proto", "");
   p.channels = r.integer_or("channels", 0);
@@ -111,7 +129,7 @@ NcclPoint read_nccl(const RecordReader& r) {
   return p;
 }
 
-CopyPoint read_copy(const RecordReader& r) {
+CopyPoint read_copy(const RecordReader& r, double max_bytes) {
   CopyPoint p;
   const std::string d = r.one_of("direction", {"h2d", "d2h", "d2d", "peer"});
   p.direction = d == "h2d"   ? CopyDirection::h2d
@@ -122,8 +140,8 @@ CopyPoint read_copy(const RecordReader& r) {
   p.src = r.integer("src", -1, 1 << 16);
   p.dst = r.integer("dst", -1, 1 << 16);
   p.bidirectional = r.boolean("bidirectional");
-  p.bytes = r.number("bytes", 0);
-  p.time_us = r.number("time_us", 0);
+  p.bytes = r.bytes("bytes", max_bytes);
+  p.time_us = r.time_us("time_us");
   p.loc = r.loc();
   const bool host = p.direction == CopyDirection::h2d || p.direction == CopyDirection::d2h;
   if (host == (p.memory == "device")) r.fail("memory", "'" + p.memory + "' does not fit " + d);
@@ -135,13 +153,15 @@ CopyPoint read_copy(const RecordReader& r) {
 void read_record(const json& record, const SourceLoc& loc, Measurements& out) {
   if (!record.is_object()) throw InputError(loc, "measurements", "a record must be an object");
   const RecordReader r(record, loc);
+  // Byte counts are integers, which a double holds exactly up to 2^53.
+  const double max_bytes = out.node.memory_bytes > 0 ? out.node.memory_bytes : 9007199254740992.0;
   const std::string kind = r.text("kind");
   if (kind == "nccl") {
-    out.nccl.push_back(read_nccl(r));
+    out.nccl.push_back(read_nccl(r, max_bytes));
   } else if (kind == "copy") {
-    out.copies.push_back(read_copy(r));
+    out.copies.push_back(read_copy(r, max_bytes));
   } else if (kind == "launch") {
-    out.launches.push_back({r.text("what"), r.number("time_us", 0), loc});
+    out.launches.push_back({r.text("what"), r.time_us("time_us"), loc});
   } else if (kind == "gemm") {
     GemmPoint g;
     g.dtype = r.text("dtype");
@@ -149,11 +169,11 @@ void read_record(const json& record, const SourceLoc& loc, Measurements& out) {
     g.m = r.integer("m", 1, 1 << 24);
     g.n = r.integer("n", 1, 1 << 24);
     g.k = r.integer("k", 1, 1 << 24);
-    g.time_us = r.number("time_us", 0);
+    g.time_us = r.time_us("time_us");
     g.loc = loc;
     out.gemms.push_back(std::move(g));
   } else if (kind == "membw") {
-    out.membw.push_back({r.number("bytes", 0), r.number("time_us", 0), loc});
+    out.membw.push_back({r.bytes("bytes", max_bytes), r.time_us("time_us"), loc});
   }
   // Other kinds are newer measurements this fitter does not use.
 }
@@ -171,6 +191,8 @@ void read_node(const json& node, const std::string& text, const std::string& fil
       out.node.gpu_name = gpu0["name"].get<std::string>();
     if (gpu0.contains("l2_cache_bytes") && gpu0["l2_cache_bytes"].is_number())
       out.node.l2_cache_bytes = gpu0["l2_cache_bytes"].get<double>();
+    if (gpu0.contains("memory_bytes") && gpu0["memory_bytes"].is_number())
+      out.node.memory_bytes = gpu0["memory_bytes"].get<double>();
   }
   if (node.contains("nccl_version") && node["nccl_version"].is_number_integer())
     out.node.nccl_version = node["nccl_version"].get<long long>();

@@ -84,6 +84,7 @@ struct NodeInfo {
   long long nccl_version = 0;  // NCCL_VERSION_CODE, e.g. 22809
   std::string cuda_runtime_version;
   double l2_cache_bytes = 0;  // of GPU 0 (0 when not recorded)
+  double memory_bytes = 0;    // of GPU 0 (0 when not recorded): no measured buffer is larger
   SourceLoc loc;              // where GPU 0's name was read
 };
 

@@ -12,6 +12,7 @@
 #include "calibration/json_lines.hpp"
 #include "calibration/machine_match.hpp"
 #include "calibration/measurements.hpp"
+#include "support/calibration_data.hpp"
 #include "support/cli_run.hpp"
 #include "topology/loader.hpp"
 
@@ -153,6 +154,28 @@ TEST_CASE("measurements and calibrations are checked against the topology they a
                        doctest::Contains("key 'machine.gpu_name': fitted on NVIDIA H100 80GB HBM3"),
                        cs::InputError);
   CHECK_NOTHROW(check_calibration_match(h100_fit, h100, {0, 1, 2, 3, 4, 5, 6, 7}));
+}
+
+TEST_CASE("measured sizes past the GPU's memory and times past simulated time are refused") {
+  // Both were read; the size then failed an assertion in validate's prediction (exit 3).
+  const std::string copy = R"({"kind":"copy","direction":"h2d","memory":"pinned","src":-1,"dst":0,)"
+                           R"("bidirectional":false,)";
+  const std::string end = "]}";
+  // No node record: a byte count is at most 2^53, the integers a double holds exactly.
+  CHECK(cs::test::measurement_error(std::string(cs::test::kMeasurementsHead) + copy +
+                                    R"("bytes":1e300,"time_us":5})" + end)
+            .starts_with("bad.json:3: key 'bytes': 1e+300 bytes do not fit in the GPU's "
+                         "9007199254740992 bytes"));
+  // With one: GPU 0's memory_bytes.
+  const std::string node =
+      R"({"schema":"clustersim-calibration-v1","node":{"gpus":[{"name":"NVIDIA H200",)"
+      R"("memory_bytes":1000}]},)"
+      "\n\"measurements\":[\n";
+  CHECK(cs::test::measurement_error(node + copy + R"("bytes":1001,"time_us":5})" + end)
+            .starts_with("bad.json:3: key 'bytes': 1001 bytes do not fit in the GPU's 1000 bytes"));
+  CHECK(cs::test::measurement_error(node + copy + R"("bytes":1000,"time_us":5})" + end).empty());
+  CHECK(cs::test::measurement_error(node + copy + R"("bytes":1000,"time_us":1e300})" + end)
+            .starts_with("bad.json:3: key 'time_us': expected a time below 9.2e12 us"));
 }
 
 TEST_CASE("a measurement folder with no records is refused") {
