@@ -12,6 +12,7 @@
 
 #include "calibration/json_lines.hpp"
 #include "calibration/measurements_lines.hpp"
+#include "collectives/nccl_types.hpp"
 
 namespace cs::cal {
 namespace {
@@ -121,6 +122,13 @@ NcclPoint read_nccl(const RecordReader& r, double max_bytes) {
   p.bytes = r.bytes("bytes", max_bytes);
   p.forced_algo = r.text("forced_algo");
   p.forced_proto = r.text("forced_proto");
+  // A forced configuration the fitter cannot read would be dropped from the fit in silence.
+  if (p.forced_algo != "default" && !coll::parse_algo(p.forced_algo))
+    r.fail("forced_algo", "unknown value '" + p.forced_algo +
+                              "'; valid: default or an NCCL_ALGO name: " + coll::valid_algos());
+  if (p.forced_proto != "default" && !coll::parse_proto(p.forced_proto))
+    r.fail("forced_proto", "unknown value '" + p.forced_proto +
+                               "'; valid: default or an NCCL_PROTO name: " + coll::valid_protos());
   p.time_us = r.time_us("time_us");
   p.algo = r.text_or("algo", "");
   p.proto = r.text_or("proto", "");
@@ -147,6 +155,11 @@ CopyPoint read_copy(const RecordReader& r, double max_bytes) {
   if (host == (p.memory == "device")) r.fail("memory", "'" + p.memory + "' does not fit " + d);
   if ((p.direction == CopyDirection::h2d ? p.dst : p.src) < 0)
     r.fail(p.direction == CopyDirection::h2d ? "dst" : "src", "a copy needs its GPU");
+  if (p.direction == CopyDirection::peer && (p.dst < 0 || p.dst == p.src))
+    r.fail("dst", "a peer copy needs a second GPU, got " + std::to_string(p.dst));
+  if (p.direction == CopyDirection::d2d && p.dst != p.src)
+    r.fail("dst", "a device-local copy stays on GPU " + std::to_string(p.src) + ", got " +
+                      std::to_string(p.dst));
   return p;
 }
 

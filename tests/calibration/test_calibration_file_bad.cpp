@@ -178,6 +178,23 @@ TEST_CASE("measured sizes past the GPU's memory and times past simulated time ar
             .starts_with("bad.json:3: key 'time_us': expected a time below 9.2e12 us"));
 }
 
+TEST_CASE("records the fitter would drop or misread in silence are refused") {
+  const std::string head = cs::test::kMeasurementsHead;
+  const std::string nccl =
+      R"({"kind":"nccl","op":"allreduce","nranks":2,"bytes":8,"time_us":5,"forced_algo":)";
+  CHECK(cs::test::measurement_error(head + nccl + R"("ring","forced_proto":"LL"}]})").empty());
+  CHECK(cs::test::measurement_error(head + nccl + R"("rign","forced_proto":"LL"}]})")
+            .starts_with("bad.json:3: key 'forced_algo': unknown value 'rign'"));
+  CHECK(cs::test::measurement_error(head + nccl + R"("ring","forced_proto":"LL64"}]})")
+            .starts_with("bad.json:3: key 'forced_proto': unknown value 'LL64'"));
+  const std::string copy = R"({"kind":"copy","memory":"device","bidirectional":false,)"
+                           R"("bytes":8,"time_us":5,"direction":)";
+  CHECK(cs::test::measurement_error(head + copy + R"("peer","src":1,"dst":1}]})") ==
+        "bad.json:3: key 'dst': a peer copy needs a second GPU, got 1");
+  CHECK(cs::test::measurement_error(head + copy + R"("d2d","src":1,"dst":0}]})") ==
+        "bad.json:3: key 'dst': a device-local copy stays on GPU 1, got 0");
+}
+
 TEST_CASE("a measurement folder with no records is refused") {
   // Was a calibration file of zeros and priors, exit 0.
   const std::string folder = std::string(CLUSTERSIM_TEST_DATA) + "/bad_measurements/no_records";
