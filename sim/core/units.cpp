@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <utility>
 
@@ -45,7 +46,12 @@ double parse_with(std::string_view text, std::string_view what,
                   const std::array<UnitFactor, N>& table, std::string_view valid) {
   auto [value, unit] = split_number(text, what);
   for (const auto& entry : table) {
-    if (unit == entry.suffix) return value * entry.factor;
+    if (unit != entry.suffix) continue;
+    // 1e308TB/s is a finite number of a unit that overflows a double of base units.
+    if (!std::isfinite(value * entry.factor)) {
+      throw UnitError("'" + std::string(text) + "' is too large a " + std::string(what));
+    }
+    return value * entry.factor;
   }
   throw UnitError("'" + std::string(text) + "' is not a " + std::string(what) +
                   "; valid units: " + std::string(valid));

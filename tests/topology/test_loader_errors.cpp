@@ -25,6 +25,7 @@ const std::vector<BadFile> kCorpus = {
     {"unknown_top_key", 16, "fabrik", {"did you mean 'fabric'?"}},
     {"bad_unit", 13, "bandwidth", {"'100Gbit' is not a bandwidth", "valid units", "Gbps"}},
     {"nonpositive_bandwidth", 13, "bandwidth", {"must be positive", "0GB/s"}},
+    {"bandwidth_overflow", 13, "bandwidth", {"'1e308TB/s' is too large a bandwidth"}},
     {"negative_latency", 13, "latency", {"must not be negative", "-1us"}},
     {"efficiency_out_of_range", 13, "efficiency", {"'1.5'", "greater than 0 and at most 1"}},
     {"duplicate_node", 11, "name", {"duplicate node name 'gpu1'", "duplicate_node.yaml:8"}},
