@@ -68,5 +68,11 @@ int main(int argc, char** argv) {
     std::cerr << "clustersim: internal error: " << one_line(e.what()) << "\n";
     return 3;
   }
+  // A full disk or a closed pipe behind standard output is a failed run, not a success.
+  if (!std::cout.flush()) {
+    std::cerr << "clustersim: error: standard output: the write failed (disk full or pipe "
+                 "closed?)\n";
+    return 2;
+  }
   return 0;
 }

@@ -97,4 +97,15 @@ TEST_CASE("usage errors of the program are one line") {
   }
 }
 
+TEST_CASE("a run whose standard output cannot be written is not a success") {
+  // /dev/full refuses every write (ENOSPC); the program said nothing and exited 0.
+  const CommandResult r =
+      cs::test::run_command("'" + std::string(CLUSTERSIM_BINARY) + "' coll --topology " +
+                            kTopologies + "dgx-h100.yaml -b 8 -e 8 2>&1 >/dev/full");
+  CHECK(r.status == 2);
+  CHECK(r.output ==
+        "clustersim: error: standard output: the write failed (disk full or pipe "
+        "closed?)\n");
+}
+
 }  // namespace
