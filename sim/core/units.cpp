@@ -28,6 +28,9 @@ std::pair<double, std::string_view> split_number(std::string_view text, std::str
   const char* begin = text.data();
   const char* end = text.data() + text.size();
   auto [ptr, ec] = std::from_chars(begin, end, value);
+  if (ec == std::errc::result_out_of_range) {
+    throw UnitError("'" + std::string(text) + "' is too large or too small a " + std::string(what));
+  }
   if (ec != std::errc() || ptr == begin) {
     throw UnitError("'" + std::string(text) + "' is not a " + std::string(what) +
                     ": it must start with a number");
