@@ -12,6 +12,9 @@ def load(folder):
     for path in sorted(glob.glob(os.path.join(folder, "*.json"))):
         with open(path) as f:
             data = json.load(f)
+        # A committed folder also holds the fitter's calibration.json (schema clustersim-fit-v2).
+        if data.get("schema") != "clustersim-calibration-v1":
+            continue
         for r in data["measurements"]:
             r["_file"] = os.path.basename(path)
             records.append(r)
