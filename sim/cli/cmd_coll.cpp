@@ -93,7 +93,8 @@ std::vector<int> parse_ranks(const std::string& text, int cluster_ranks) {
   };
   if (text.find_first_of(",-") == std::string::npos) {
     const int n = to_int(text);
-    if (n < 1 || n > cluster_ranks) throw bad("asks for more ranks than the cluster has");
+    if (n < 1) throw bad("asks for no ranks; a collective needs at least 1");
+    if (n > cluster_ranks) throw bad("asks for more ranks than the cluster has");
     for (int r = 0; r < n; ++r) out.push_back(r);
     return out;
   }

@@ -49,6 +49,8 @@ TEST_CASE("bad coll flags: exit 2 and one line naming the flag") {
       {dgx + "--csv --json", "--csv excludes --json"},
       // Was a list of 10^8 ranks built before the first was checked.
       {dgx + "-n 0-99999999", "rank 99999999 does not exist"},
+      // Said "asks for more ranks than the cluster has".
+      {dgx + "-n 0", "key 'ranks': '0' asks for no ranks"},
       {"coll --topology " + kTopologies, "cannot open the topology file: it is a folder"},
   };
   for (const auto& c : cases) {
