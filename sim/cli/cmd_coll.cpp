@@ -211,6 +211,13 @@ void run_coll(const CollArgs& a) {
     cal::apply_op_links(fit, cluster);
     params = fit.params;
     floors = fit.host_floors;
+    // Without a floor, host-paced times would be the GPUs' times under another name.
+    if (a.host_paced && floors.empty()) {
+      throw InputError(SourceLoc{a.calibration, 0}, "host-paced",
+                       std::string("the calibration has no host floor for ") +
+                           coll::to_string(*op) +
+                           " (not measured, or measured gated); host-paced times need one");
+    }
   }
   const topo::ClusterGraph graph(cluster);
   coll::Communicator comm(graph, ranks, params);

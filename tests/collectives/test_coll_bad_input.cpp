@@ -78,6 +78,23 @@ TEST_CASE("a calibration of another GPU model is refused, naming its line") {
         std::string::npos);
 }
 
+TEST_CASE("--host-paced with a calibration that has no host floor for the collective") {
+  // h200x4 measured no reduce: the every-op fit, which has no floors, answers for it. The floor
+  // was 0 us and the flag did nothing.
+  const std::string cal =
+      std::string(CLUSTERSIM_SOURCE_DIR) + "/calibrate/data/h200x4/calibration.json";
+  const std::string args = "coll --topology " + kTopologies +
+                           "h200-4gpu.yaml -b 8 -e 8 "
+                           "--calibration " +
+                           cal + " --host-paced --op ";
+  const CommandResult r = clustersim_stderr(args + "reduce");
+  CHECK(r.status == 2);
+  CHECK(lines_of(r.output) == 1);
+  CHECK(r.output.find("calibration.json: key 'host-paced': the calibration has no host floor "
+                      "for reduce") != std::string::npos);
+  CHECK(clustersim_stderr(args + "allreduce").status == 0);
+}
+
 TEST_CASE("usage errors of the program are one line") {
   const struct {
     const char* args;
