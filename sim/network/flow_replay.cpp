@@ -18,6 +18,14 @@ FlowSpec spec_for(const topo::ClusterGraph& graph, const FlowRequest& request) {
   const auto& nodes = graph.cluster().nodes;
   const bool gpus = nodes[static_cast<std::size_t>(request.src)].kind == topo::NodeKind::gpu &&
                     nodes[static_cast<std::size_t>(request.dst)].kind == topo::NodeKind::gpu;
+  // A GPU to itself is a device-local copy; any other node to itself would cross nothing and
+  // finish at once.
+  if (request.src == request.dst && !gpus) {
+    throw InputError(request.loc, "dst",
+                     "'" + nodes[static_cast<std::size_t>(request.dst)].name +
+                         "' is also the source; only a GPU copies to itself (a device-local "
+                         "copy), other nodes need a destination elsewhere");
+  }
   try {
     if (gpus) return peer_copy(graph, request.src, request.dst, request.bytes);
     const topo::Route route = graph.route(request.src, request.dst);

@@ -36,7 +36,8 @@ struct ReplayResult {
 
 // Each request becomes a flow at its start time: between two GPUs a peer copy (a GPU to itself:
 // a device-local copy at half its memory bandwidth), otherwise the route between the nodes.
-// InputError (at the request's CSV line) if there is no route. `record_loads` fills
+// InputError (at the request's CSV line) if there is no route, or if a node other than a GPU is
+// its own destination. `record_loads` fills
 // ReplayResult::loads (flow fidelity).
 ReplayResult replay_flows(const topo::ClusterGraph& graph, const std::vector<FlowRequest>& requests,
                           Fidelity fidelity, bool record_loads = false);

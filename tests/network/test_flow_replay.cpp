@@ -1,0 +1,45 @@
+// replay_flows on the example fabric (tests/data/flows/two-servers.yaml): which nodes may be their
+// own destination.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "network/flow_replay.hpp"
+#include "topology/graph.hpp"
+#include "topology/loader.hpp"
+
+namespace cs::net {
+namespace {
+
+const std::string kTopology = std::string(CLUSTERSIM_TEST_DATA) + "/flows/two-servers.yaml";
+
+FlowRequest to_itself(const topo::Cluster& cluster, const std::string& node, double bytes) {
+  FlowRequest request;
+  request.id = "self";
+  request.src = request.dst = cluster.find_node(node);
+  REQUIRE(request.src >= 0);
+  request.bytes = bytes;
+  request.loc = SourceLoc{"flows.csv", 2};
+  return request;
+}
+
+TEST_CASE("a GPU copies to itself; any other node as its own destination is refused") {
+  const topo::Cluster cluster = topo::load_cluster(kTopology);
+  const topo::ClusterGraph graph(cluster);
+  // TestGPU's memory: 1 TB/s; a device-local copy reads and writes every byte: 1 GB at 0.5 TB/s
+  // = 2 ms, no latency.
+  const ReplayResult copy =
+      replay_flows(graph, {to_itself(cluster, "node0/gpu0", 1e9)}, Fidelity::flow);
+  CHECK(copy.finish.at(0) == 2 * kPsPerMs);
+  for (const std::string node : {"node0/cpu", "node0/nic", "tor"}) {
+    CAPTURE(node);
+    const std::string expected = "flows.csv:2: key 'dst': '" + node + "' is also the source";
+    CHECK_THROWS_WITH_AS(replay_flows(graph, {to_itself(cluster, node, 1e9)}, Fidelity::flow),
+                         doctest::Contains(expected.c_str()), InputError);
+  }
+}
+
+}  // namespace
+}  // namespace cs::net
