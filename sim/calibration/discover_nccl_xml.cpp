@@ -155,8 +155,14 @@ NcclTopology parse_nccl_topo_xml(std::string_view xml, const std::string& source
     throw InputError(SourceLoc{source, 1}, "system",
                      "no <system> element (write it with NCCL_TOPO_DUMP_FILE)");
   NcclTopology topo;
-  Walker walker{topo, source, element_lines(xml, "gpu"), element_lines(xml, "nvlink"),
-                element_lines(xml, "net")};
+  Walker walker{topo,
+                source,
+                element_lines(xml, "gpu"),
+                element_lines(xml, "nvlink"),
+                element_lines(xml, "net"),
+                -1,
+                {},
+                0};
   for (const auto& [tag, child] : *system) {
     if (tag == "cpu") walker.cpu_element(child);
   }
