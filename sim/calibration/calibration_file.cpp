@@ -1,16 +1,15 @@
 // Calibration <-> JSON and the atomic write; NcclParams' own mapping is calibration_file_nccl.cpp,
-// the application to a cluster calibration_file_apply.cpp.
+// the application to a cluster calibration_file_apply.cpp. Reading checks every key, type and
+// range (json_reader.hpp) and refuses keys it does not know.
 #include "calibration/calibration_file.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <utility>
 
 #include "calibration/calibration_file_nccl.hpp"
-#include "calibration/json_lines.hpp"
+#include "calibration/json_reader.hpp"
 #include "core/atomic_file.hpp"
 #include "core/input_file.hpp"
 
@@ -19,109 +18,9 @@ namespace {
 
 using nlohmann::json;
 
-// Every number the simulator applies is checked here, so that a hand-edited or corrupted file is
-// an InputError naming file:line and key, never a negative latency or zero rate deep inside a run.
-// A second or more per latency is no GPU measurement; one second also keeps a collective of a
-// million steps inside simulated time (int64 ps, 9.2e6 s).
-constexpr double kMaxLatencyUs = 1e6;
-
 // The copy paths fit_links.cpp fits (CopyFit::path).
 const char* const kCopyPaths[] = {"h2d_pinned", "d2h_pinned", "h2d_pageable", "d2h_pageable",
                                   "peer",       "peer_bidir", "d2d"};
-
-class Reader {
- public:
-  Reader(const json& j, const JsonLines& lines, std::string pointer, std::string prefix)
-      : j_(j), lines_(lines), pointer_(std::move(pointer)), prefix_(std::move(prefix)) {}
-  const json& at(const std::string& key) const {
-    if (!j_.is_object()) fail("", "expected an object, got " + j_.dump());
-    if (!j_.contains(key)) fail(key, "missing");
-    return j_.at(key);
-  }
-  double number(const std::string& key) const {
-    const json& v = at(key);
-    if (!v.is_number() || !std::isfinite(v.get<double>()))
-      fail(key, "expected a number, got " + v.dump());
-    return v.get<double>();
-  }
-  // A number in [lo, hi]; `what` says what the range means.
-  double number(const std::string& key, double lo, double hi, const std::string& what) const {
-    const double v = number(key);
-    if (!(v >= lo && v <= hi)) fail(key, "expected " + what + ", got " + at(key).dump());
-    return v;
-  }
-  double latency_us(const std::string& key) const {
-    return number(key, 0, kMaxLatencyUs, "a latency of 0 to 1e6 us");
-  }
-  double non_negative(const std::string& key) const {
-    return number(key, 0, std::numeric_limits<double>::max(), "a number of 0 or more");
-  }
-  double positive(const std::string& key) const {
-    const double v = number(key);
-    if (!(v > 0)) fail(key, "expected a number above 0, got " + at(key).dump());
-    return v;
-  }
-  int integer(const std::string& key, long long lo, long long hi) const {
-    const json& v = at(key);
-    if (!v.is_number_integer() || v.get<long long>() < lo || v.get<long long>() > hi)
-      fail(key, "expected an integer in " + std::to_string(lo) + ".." + std::to_string(hi) +
-                    ", got " + v.dump());
-    return static_cast<int>(v.get<long long>());
-  }
-  std::string text(const std::string& key) const {
-    const json& v = at(key);
-    if (!v.is_string()) fail(key, "expected a string, got " + v.dump());
-    return v.get<std::string>();
-  }
-  bool has(const std::string& key) const { return j_.is_object() && j_.contains(key); }
-  const json& array(const std::string& key) const {
-    const json& v = at(key);
-    if (!v.is_array()) fail(key, "expected an array, got " + v.dump());
-    return v;
-  }
-  Reader child(const std::string& key) const {
-    const json& v = at(key);
-    if (!v.is_object()) fail(key, "expected an object, got " + v.dump());
-    return Reader(v, lines_, pointer_ + pointer_step(key), prefix_ + key + ".");
-  }
-  // Element i of the array `key`, which must be an object.
-  Reader element(const std::string& key, std::size_t i) const {
-    const json& v = array(key).at(i);
-    const std::string name = key + "[" + std::to_string(i) + "]";
-    const Reader r(v, lines_, pointer_ + pointer_step(key) + "/" + std::to_string(i),
-                   prefix_ + name + ".");
-    if (!v.is_object()) r.fail("", "expected an object, got " + v.dump());
-    return r;
-  }
-  // Any key not in `known` is a mistake (a typo would otherwise be ignored in silence).
-  void only(std::initializer_list<const char*> known) const {
-    for (const auto& [key, value] : j_.items()) {
-      if (std::find_if(known.begin(), known.end(), [&](const char* k) { return key == k; }) !=
-          known.end())
-        continue;
-      std::string list;
-      for (const char* k : known) list += std::string(list.empty() ? "" : ", ") + k;
-      fail(key, "unknown key; valid here: " + list);
-    }
-  }
-  [[noreturn]] void fail(const std::string& key, const std::string& message) const {
-    const std::string name = !key.empty()      ? prefix_ + key
-                             : prefix_.empty() ? std::string()
-                                               : prefix_.substr(0, prefix_.size() - 1);
-    throw InputError(lines_.at(key.empty() ? pointer_ : pointer_ + pointer_step(key)), name,
-                     message);
-  }
-  const JsonLines& lines() const { return lines_; }
-  const std::string& pointer() const { return pointer_; }
-  const std::string& prefix() const { return prefix_; }
-  const json& value() const { return j_; }
-
- private:
-  const json& j_;
-  const JsonLines& lines_;
-  std::string pointer_;
-  std::string prefix_;
-};
 
 json fit_quality(int points, double rms, double worst) {
   return {{"points", points}, {"rms_rel_error", rms}, {"max_rel_error", worst}};
@@ -156,7 +55,7 @@ json nccl_fit_json(const NcclFit& fit) {
 }
 
 // `every_op`: the fit of all collectives together, whose op is "".
-NcclFit nccl_fit_from(const Reader& r, bool every_op) {
+NcclFit nccl_fit_from(const JsonReader& r, bool every_op) {
   r.only({"op", "params", "ring_graph", "p2p_nvlink_efficiency", "fits", "host_floors"});
   NcclFit out;
   out.op = r.text("op");
@@ -165,14 +64,14 @@ NcclFit nccl_fit_from(const Reader& r, bool every_op) {
                           : "unknown collective '" + out.op + "'; valid: " + coll::valid_ops());
   out.params = nccl_params_from_json(r.at("params"), r.lines(), r.pointer() + "/params",
                                      r.prefix() + "params.");
-  const Reader g = r.child("ring_graph");
+  const JsonReader g = r.child("ring_graph");
   g.only({"channels", "per_channel_GBps"});
   out.channels_ring = g.integer("channels", 0, 1 << 16);
   out.channel_GBps = g.non_negative("per_channel_GBps");
   // A link efficiency, as a topology file's: 0 = not fitted (apply_op_links skips it).
   out.p2p_nvlink_efficiency = r.number("p2p_nvlink_efficiency", 0, 1, "an efficiency in 0..1");
   for (std::size_t i = 0; i < r.array("fits").size(); ++i) {
-    const Reader f = r.element("fits", i);
+    const JsonReader f = r.element("fits", i);
     f.only({"algo", "proto", "base_us", "hop_us", "bus_GBps", "points", "rms_rel_error",
             "max_rel_error"});
     NcclConfigFit fit;
@@ -194,7 +93,7 @@ NcclFit nccl_fit_from(const Reader& r, bool every_op) {
   // Files from before host floors were fitted have none: their latencies carry the floor.
   if (!r.has("host_floors")) return out;
   for (std::size_t i = 0; i < r.array("host_floors").size(); ++i) {
-    const Reader f = r.element("host_floors", i);
+    const JsonReader f = r.element("host_floors", i);
     f.only({"config", "n_ranks", "floor_us", "points"});
     const HostFloor floor{f.text("config"), f.integer("n_ranks", 1, 1 << 20),
                           f.latency_us("floor_us"),
@@ -276,7 +175,7 @@ Calibration parse_calibration(const std::string& text, const std::string& file_n
     throw InputError(SourceLoc{file_name, line}, "", std::string("not valid JSON: ") + e.what());
   }
   const JsonLines lines(file_name, text);
-  const Reader r(j, lines, "", "");
+  const JsonReader r(j, lines, "", "");
   const std::string schema = r.text("schema");
   if (schema == "clustersim-fit-v1")
     r.fail("schema",
@@ -287,7 +186,7 @@ Calibration parse_calibration(const std::string& text, const std::string& file_n
   r.only({"schema", "machine", "topology", "split", "timing", "nccl", "nccl_by_op", "copies",
           "launch", "membw_GBps", "gemm"});
   Calibration c;
-  const Reader m = r.child("machine");
+  const JsonReader m = r.child("machine");
   m.only({"name", "gpu_name", "gpu_count", "nccl_version"});
   c.machine = m.text("name");
   c.gpu_name = m.text("gpu_name");
@@ -295,7 +194,7 @@ Calibration parse_calibration(const std::string& text, const std::string& file_n
   c.gpu_count = m.integer("gpu_count", 0, 1 << 20);
   c.nccl_version = m.integer("nccl_version", 0, std::numeric_limits<int>::max());
   c.topology = r.text("topology");
-  const Reader s = r.child("split");
+  const JsonReader s = r.child("split");
   s.only({"holdout_ranks", "holdout_sizes", "rule"});
   for (const json& v : s.array("holdout_ranks")) {
     if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > (1 << 20))
@@ -316,7 +215,7 @@ Calibration parse_calibration(const std::string& text, const std::string& file_n
   }
   c.nccl = nccl_fit_from(r.child("nccl"), true);
   for (std::size_t i = 0; i < r.array("nccl_by_op").size(); ++i) {
-    const Reader f = r.element("nccl_by_op", i);
+    const JsonReader f = r.element("nccl_by_op", i);
     c.nccl_by_op.push_back(nccl_fit_from(f, false));
     for (std::size_t k = 0; k + 1 < c.nccl_by_op.size(); ++k) {
       if (c.nccl_by_op[k].op == c.nccl_by_op.back().op)
@@ -324,7 +223,7 @@ Calibration parse_calibration(const std::string& text, const std::string& file_n
     }
   }
   for (std::size_t i = 0; i < r.array("copies").size(); ++i) {
-    const Reader f = r.element("copies", i);
+    const JsonReader f = r.element("copies", i);
     f.only({"path", "latency_us", "bandwidth_GBps", "points", "rms_rel_error", "max_rel_error",
             "spread_rel"});
     CopyFit fit;
@@ -343,7 +242,7 @@ Calibration parse_calibration(const std::string& text, const std::string& file_n
     fit.spread_rel = f.non_negative("spread_rel");
     c.copies.push_back(fit);
   }
-  const Reader l = r.child("launch");
+  const JsonReader l = r.child("launch");
   l.only({"kernel_launch_us", "launch_call_us", "launch_latency_us", "event_sync_us"});
   c.compute.kernel_launch_us = l.latency_us("kernel_launch_us");
   c.compute.launch_call_us = l.latency_us("launch_call_us");
@@ -351,7 +250,7 @@ Calibration parse_calibration(const std::string& text, const std::string& file_n
   c.compute.event_sync_us = l.latency_us("event_sync_us");
   c.compute.membw_GBps = r.non_negative("membw_GBps");
   for (std::size_t i = 0; i < r.array("gemm").size(); ++i) {
-    const Reader f = r.element("gemm", i);
+    const JsonReader f = r.element("gemm", i);
     f.only({"dtype", "peak_flops", "efficiency", "overhead_us", "points", "rms_rel_error",
             "max_rel_error"});
     GemmFit fit;

@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "calibration/json_reader.hpp"
 #include "core/error.hpp"
 
 namespace cs::cal {
@@ -27,72 +28,28 @@ json row(const int (&r)[N]) {
   return out;
 }
 
-// Latencies: 0 to 1 s, as calibration_file.cpp says why.
-constexpr double kMaxLatencyUs = 1e6;
+template <std::size_t N>
+void fill(const JsonReader& r, const json& v, const std::string& key, double (&out)[N], double lo,
+          double hi, const char* what) {
+  if (!v.is_array() || v.size() != N)
+    r.fail(key, "expected an array of " + std::to_string(N) + ", got " + v.dump());
+  for (std::size_t i = 0; i < N; ++i) out[i] = r.number_of(v[i], key, lo, hi, what);
+}
 
-class Reader {
- public:
-  Reader(const json& j, const JsonLines& lines, std::string pointer, std::string prefix)
-      : j_(j), lines_(lines), pointer_(std::move(pointer)), prefix_(std::move(prefix)) {}
-  const json& at(const std::string& key) const {
-    if (!j_.contains(key)) fail(key, "missing");
-    return j_.at(key);
-  }
-  // A finite number in [lo, hi]; `what` names the range in the message.
-  double number(const json& v, const std::string& key, double lo = -kHuge, double hi = kHuge,
-                const char* what = "a number") const {
-    if (!v.is_number() || !(v.get<double>() >= lo && v.get<double>() <= hi))
-      fail(key, std::string("expected ") + what + ", got " + v.dump());
-    return v.get<double>();
-  }
-  int count(const json& v, const std::string& key, int lo) const {
-    if (!v.is_number_integer() || v.get<long long>() < lo || v.get<long long>() > (1 << 20))
-      fail(key, "expected an integer of " + std::to_string(lo) + " or more, got " + v.dump());
-    return static_cast<int>(v.get<long long>());
-  }
-  template <std::size_t N>
-  void fill(const json& v, const std::string& key, double (&out)[N], double lo, double hi,
-            const char* what) const {
-    if (!v.is_array() || v.size() != N)
-      fail(key, "expected an array of " + std::to_string(N) + ", got " + v.dump());
-    for (std::size_t i = 0; i < N; ++i) out[i] = number(v[i], key, lo, hi, what);
-  }
-  template <std::size_t N>
-  void fill(const std::string& key, double (&out)[N], double lo, double hi,
-            const char* what) const {
-    fill(at(key), key, out, lo, hi, what);
-  }
-  template <std::size_t N>
-  void fill(const std::string& key, int (&out)[N], int lo) const {
-    const json& v = at(key);
-    if (!v.is_array() || v.size() != N)
-      fail(key, "expected an array of " + std::to_string(N) + ", got " + v.dump());
-    for (std::size_t i = 0; i < N; ++i) out[i] = count(v[i], key, lo);
-  }
-  template <std::size_t N, std::size_t M>
-  void fill2(const json& v, const std::string& key, double (&out)[N][M], double lo, double hi,
-             const char* what) const {
-    if (!v.is_array() || v.size() != N) fail(key, "expected " + std::to_string(N) + " rows");
-    for (std::size_t i = 0; i < N; ++i) fill(v[i], key, out[i], lo, hi, what);
-  }
-  void only(const std::vector<std::string>& known) const {
-    for (const auto& [key, value] : j_.items()) {
-      if (std::find(known.begin(), known.end(), key) == known.end())
-        fail(key, "unknown key; see calibration_file_nccl.cpp for the NCCL constants");
-    }
-  }
-  [[noreturn]] void fail(const std::string& key, const std::string& message) const {
-    throw InputError(lines_.at(pointer_ + (key.empty() ? "" : pointer_step(key))),
-                     key.empty() ? prefix_.substr(0, prefix_.size() - 1) : prefix_ + key, message);
-  }
+template <std::size_t N>
+void fill(const JsonReader& r, const std::string& key, int (&out)[N], int lo) {
+  const json& v = r.at(key);
+  if (!v.is_array() || v.size() != N)
+    r.fail(key, "expected an array of " + std::to_string(N) + ", got " + v.dump());
+  for (std::size_t i = 0; i < N; ++i) out[i] = r.integer_of(v[i], key, lo, 1 << 20);
+}
 
- private:
-  static constexpr double kHuge = std::numeric_limits<double>::max();
-  const json& j_;
-  const JsonLines& lines_;
-  std::string pointer_;
-  std::string prefix_;
-};
+template <std::size_t N, std::size_t M>
+void fill2(const JsonReader& r, const json& v, const std::string& key, double (&out)[N][M],
+           double lo, double hi, const char* what) {
+  if (!v.is_array() || v.size() != N) r.fail(key, "expected " + std::to_string(N) + " rows");
+  for (std::size_t i = 0; i < N; ++i) fill(r, v[i], key, out[i], lo, hi, what);
+}
 
 }  // namespace
 
@@ -153,7 +110,7 @@ json nccl_params_json(const NcclParams& p) {
 
 NcclParams nccl_params_from_json(const json& j, const JsonLines& lines, const std::string& pointer,
                                  const std::string& prefix) {
-  const Reader r(j, lines, pointer, prefix);
+  const JsonReader r(j, lines, pointer, prefix);
   if (!j.is_object()) r.fail("", "expected an object");
   r.only({"source",
           "base_latency_us",
@@ -201,19 +158,18 @@ NcclParams nccl_params_from_json(const json& j, const JsonLines& lines, const st
   const char* const rate = "a rate of 0 or more GB/s";
   const char* const positive = "a number above 0";
   NcclParams p;
-  const json& source = r.at("source");
-  if (!source.is_string()) r.fail("source", "expected a string");
-  p.source = source.get<std::string>();
-  r.fill2(r.at("base_latency_us"), "base_latency_us", p.base_latency_us, 0, kMaxLatencyUs, latency);
+  p.source = r.text("source");
+  fill2(r, r.at("base_latency_us"), "base_latency_us", p.base_latency_us, 0, kMaxLatencyUs,
+        latency);
   const json& hop = r.at("hop_latency_us");
   if (!hop.is_array() || hop.size() != kLinkClassCount)
     r.fail("hop_latency_us", "expected one table per link class (nvlink, pcie, network)");
   for (int c = 0; c < kLinkClassCount; ++c) {
-    r.fill2(hop[static_cast<std::size_t>(c)], "hop_latency_us", p.hop_latency_us[c], 0,
-            kMaxLatencyUs, latency);
+    fill2(r, hop[static_cast<std::size_t>(c)], "hop_latency_us", p.hop_latency_us[c], 0,
+          kMaxLatencyUs, latency);
   }
   auto num = [&](const char* key, double lo, double hi, const char* what) {
-    return r.number(r.at(key), key, lo, hi, what);
+    return r.number(key, lo, hi, what);
   };
   // Multipliers, efficiencies and divisors scale a time or a rate: above 0 (a fit may exceed 1).
   auto factor = [&](const char* key) {
@@ -233,13 +189,15 @@ NcclParams nccl_params_from_json(const json& j, const JsonLines& lines, const st
   p.tree_ll128_efficiency_multi_node = factor("tree_ll128_efficiency_multi_node");
   p.pat_efficiency = factor("pat_efficiency");
   p.nvls_efficiency = factor("nvls_efficiency");
-  r.fill("ll_max_bw_GBps", p.ll_max_bw_GBps, 0, huge, rate);
+  fill(r, r.at("ll_max_bw_GBps"), "ll_max_bw_GBps", p.ll_max_bw_GBps, 0, huge, rate);
   p.ring_ll128_max_per_channel_GBps = num("ring_ll128_max_per_channel_GBps", 0, huge, rate);
-  r.fill("tree_max_per_channel_GBps", p.tree_max_per_channel_GBps, 0, huge, rate);
-  r.fill("tree_ll128_max_per_channel_GBps", p.tree_ll128_max_per_channel_GBps, 0, huge, rate);
+  fill(r, r.at("tree_max_per_channel_GBps"), "tree_max_per_channel_GBps",
+       p.tree_max_per_channel_GBps, 0, huge, rate);
+  fill(r, r.at("tree_ll128_max_per_channel_GBps"), "tree_ll128_max_per_channel_GBps",
+       p.tree_ll128_max_per_channel_GBps, 0, huge, rate);
   p.nvlink_per_link_GBps = num("nvlink_per_link_GBps", 0, huge, rate);
   double pcie[3] = {};
-  r.fill("pcie_GBps_gen3_4_5", pcie, 0, huge, rate);
+  fill(r, r.at("pcie_GBps_gen3_4_5"), "pcie_GBps_gen3_4_5", pcie, 0, huge, rate);
   p.pcie_gen3_GBps = pcie[0];
   p.pcie_gen4_GBps = pcie[1];
   p.pcie_gen5_GBps = pcie[2];
@@ -249,19 +207,18 @@ NcclParams nccl_params_from_json(const json& j, const JsonLines& lines, const st
     std::vector<double>& out =
         std::string(key) == "intra_speeds_GBps" ? p.intra_speeds_GBps : p.inter_speeds_GBps;
     for (const json& s : v) {
-      out.push_back(r.number(s, key, 0, huge, positive));
+      out.push_back(r.number_of(s, key, 0, huge, positive));
       if (!(out.back() > 0)) r.fail(key, "expected speeds above 0 GB/s, got " + s.dump());
     }
   }
-  p.search_max_channels = r.count(r.at("search_max_channels"), "search_max_channels", 1);
+  p.search_max_channels = r.integer("search_max_channels", 1, 1 << 20);
   p.duplicate_channels_min_GBps = num("duplicate_channels_min_GBps", 0, huge, rate);
   p.search_speed_ratio_floor = num("search_speed_ratio_floor", 0, 1, "a fraction in 0..1");
-  p.nvls_channels = r.count(r.at("nvls_channels"), "nvls_channels", 1);
-  r.fill("max_threads", p.max_threads, 1);
-  r.fill("thread_threshold", p.thread_threshold, 0);
-  p.p2p_max_channels = r.count(r.at("p2p_max_channels"), "p2p_max_channels", 1);
-  p.p2p_net_channels_per_peer =
-      r.count(r.at("p2p_net_channels_per_peer"), "p2p_net_channels_per_peer", 1);
+  p.nvls_channels = r.integer("nvls_channels", 1, 1 << 20);
+  fill(r, "max_threads", p.max_threads, 1);
+  fill(r, "thread_threshold", p.thread_threshold, 0);
+  p.p2p_max_channels = r.integer("p2p_max_channels", 1, 1 << 20);
+  p.p2p_net_channels_per_peer = r.integer("p2p_net_channels_per_peer", 1, 1 << 20);
   p.p2p_nvl_chunk_bytes = factor("p2p_nvl_chunk_bytes");
   p.p2p_net_chunk_bytes = factor("p2p_net_chunk_bytes");
   p.p2p_ll_threshold_bytes = num("p2p_ll_threshold_bytes", 0, huge, "a size of 0 or more");
@@ -270,9 +227,10 @@ NcclParams nccl_params_from_json(const json& j, const JsonLines& lines, const st
   p.p2p_nvlink_latency_us = num("p2p_nvlink_latency_us", 0, kMaxLatencyUs, latency);
   p.p2p_unaligned_per_channel_GBps = num("p2p_unaligned_per_channel_GBps", 0, huge, rate);
   p.p2p_unaligned_gpu_GBps = num("p2p_unaligned_gpu_GBps", 0, huge, rate);
-  r.fill("ring_recv_pass_steps", p.ring_recv_pass_steps, 0, huge, "pass costs of 0 or more");
-  r.fill2(r.at("ring_misaligned_slowdown"), "ring_misaligned_slowdown", p.ring_misaligned_slowdown,
-          1, huge, "factors of at least 1");
+  fill(r, r.at("ring_recv_pass_steps"), "ring_recv_pass_steps", p.ring_recv_pass_steps, 0, huge,
+       "pass costs of 0 or more");
+  fill2(r, r.at("ring_misaligned_slowdown"), "ring_misaligned_slowdown", p.ring_misaligned_slowdown,
+        1, huge, "factors of at least 1");
   return p;
 }
 

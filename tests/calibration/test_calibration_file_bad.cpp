@@ -100,7 +100,7 @@ TEST_CASE("a calibration's bad values are named with their line and key") {
        "expected an efficiency in 0..1, got 5"},
       {[](nlohmann::json& j) { j["nccl"]["params"]["search_max_channels"] = 0; },
        "nccl.params.search_max_channels", "\"search_max_channels\": 0",
-       "expected an integer of 1 or more, got 0"},
+       "expected an integer in 1..1048576, got 0"},
       {[](nlohmann::json& j) { j["machine"]["gpu_count"] = 4.5; }, "machine.gpu_count",
        "\"gpu_count\": 4.5", "expected an integer in 0..1048576, got 4.5"},
       {[](nlohmann::json& j) { j["nccl_by_op"][0]["op"] = "allshuffle"; }, "nccl_by_op[0].op",
