@@ -168,7 +168,7 @@ void check_drain_time(const std::vector<FlowRequest>& rows, const topo::Cluster&
     throw InputError(rows[largest].loc, "bytes",
                      "'" + bytes_text[largest] +
                          "' is too large to simulate: " + std::to_string(rows.size()) +
-                         " flow(s) of up to this size at the " + "cluster's slowest rate (" +
+                         " flow(s) of up to this size at the cluster's slowest rate (" +
                          units::format_bandwidth(slowest) + ") could take " +
                          units::format_time(bound_s) + "; at most 4e6 s fits in simulated time");
   }

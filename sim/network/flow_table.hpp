@@ -23,8 +23,11 @@ struct FlowRequest {
 
 // Parses CSV text. The first line that is neither blank nor a '#' comment is the header; it
 // names the five columns, in any order. src and dst are node names ("node0/gpu3") or "rank:N";
-// bytes takes a size ("1GiB", "4096"); start a time with its unit ("0us", "1.5ms"). Throws
-// InputError "file:line: key 'column': what is wrong; what would be valid".
+// bytes takes a size ("1GiB", "4096"); start a time with its unit ("0us", "1.5ms"). A UTF-8 byte
+// order mark and CR line ends are read as plain text. Throws InputError "file:line: key 'column':
+// what is wrong; what would be valid", also for a header without rows, a control character, and
+// sizes that the replay could not finish inside simulated time (flows x largest size / the
+// cluster's slowest rate above 4e6 s).
 std::vector<FlowRequest> parse_flow_table(std::string_view csv, const std::string& file,
                                           const topo::Cluster& cluster);
 // Reads and parses a file; InputError if it cannot be read.
