@@ -185,6 +185,7 @@ void BM_MaxMinRings(benchmark::State& state) {
   for (auto _ : state) {
     cs::net::MaxMinSharing sharing(capacity);
     std::vector<cs::net::MaxMinSharing::FlowIndex> flows;
+    flows.reserve(rings.size());
     for (const auto& ring : rings) flows.push_back(sharing.add(ring));
     sharing.update();
     benchmark::DoNotOptimize(sharing.rate_Bps(flows.front()));

@@ -91,8 +91,8 @@ JsonReader JsonReader::child(const std::string& key) const {
 JsonReader JsonReader::element(const std::string& key, std::size_t i) const {
   const json& v = array(key).at(i);
   const std::string index = std::to_string(i);
-  const JsonReader r(v, lines_, pointer_ + pointer_step(key) + "/" + index,
-                     prefix_ + key + "[" + index + "].");
+  JsonReader r(v, lines_, pointer_ + pointer_step(key) + "/" + index,
+               prefix_ + key + "[" + index + "].");
   if (!v.is_object()) r.fail("", "expected an object, got " + v.dump());
   return r;
 }

@@ -88,7 +88,7 @@ class RecordReader {
     return v.get<bool>();
   }
   std::string one_of(const char* key, const std::vector<std::string>& valid) const {
-    const std::string v = text(key);
+    std::string v = text(key);
     if (std::find(valid.begin(), valid.end(), v) != valid.end()) return v;
     std::string list;
     for (const auto& s : valid) list += (list.empty() ? "" : ", ") + s;

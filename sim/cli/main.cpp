@@ -1,6 +1,7 @@
 // clustersim's entry point: parses the command line and turns errors into exit codes
 // (0 success, 2 bad input or usage, 3 internal error), each error one line on standard error.
 // Library code never exits.
+#include <cstdio>
 #include <exception>
 #include <iostream>
 #include <string>
@@ -27,9 +28,7 @@ std::string command_names(CLI::App& app) {
   return names;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   CLI::App app{"clustersim: a discrete-event simulator of multi-GPU clusters"};
   app.require_subcommand(1);
   cs::cli::add_topo_command(app);
@@ -75,4 +74,16 @@ int main(int argc, char** argv) {
     return 2;
   }
   return 0;
+}
+
+}  // namespace
+
+// Everything, building the command line included, inside one handler: nothing escapes main.
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (...) {
+    std::fputs("clustersim: internal error: an exception escaped while starting\n", stderr);
+    return 3;
+  }
 }

@@ -52,7 +52,11 @@ struct ClusterGraph::Impl {
   // of NIC links finds the few it may take by binary search instead of scanning them all.
   template <class Visit>
   void for_each_crossable(int v, int src_server, int dst_server, int dst, Visit&& visit) const {
-    const auto [begin, end] = boost::out_edges(static_cast<std::size_t>(v), graph);
+    // Named, not a structured binding: the lambdas below capture them, which clang-tidy 14's
+    // parser (clang 14) refuses for bindings though C++20 allows it.
+    const auto edges = boost::out_edges(static_cast<std::size_t>(v), graph);
+    const auto begin = edges.first;
+    const auto end = edges.second;
     auto key = [&](auto it) { return transit_server[boost::target(*it, graph)]; };
     auto bound = [&](int wanted) {  // first edge whose key is >= wanted
       auto lo = begin;
@@ -175,7 +179,8 @@ Route ClusterGraph::route(int src_node, int dst_node) const {
   bool reached = false;
   while (!s.heap.empty()) {
     std::pop_heap(s.heap.begin(), s.heap.end(), by_distance);
-    const auto [d, v] = s.heap.back();
+    const TimePs d = s.heap.back().first;  // not bindings: the lambda below captures d (above)
+    const int v = s.heap.back().second;
     s.heap.pop_back();
     if (d > s.dist[static_cast<std::size_t>(v)]) continue;  // a stale entry
     if (v == dst_node) {

@@ -77,7 +77,7 @@ spec::NodeSpec parse_node(const YAML::Node& node, const std::string& file, const
 }  // namespace
 
 std::string parse_name(const Fields& fields, const std::string& key) {
-  const std::string name = fields.text(key);
+  std::string name = fields.text(key);
   if (name.empty()) fields.fail(key, "must not be empty");
   for (char c : name) {
     if (!valid_name_char(c)) {
