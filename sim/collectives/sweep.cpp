@@ -41,10 +41,11 @@ std::string valid_dtypes() {
 
 std::vector<double> size_ladder(double min_bytes, double max_bytes, double factor,
                                 double increment) {
-  if (!(min_bytes >= 0) || !(max_bytes >= min_bytes))
-    throw InputError("key 'sizes': -b must be >= 0 and -e >= -b");
+  // Keys as the command line's long flags name them (-b/-e/-f: --minbytes/--maxbytes/--stepfactor).
+  if (!(min_bytes >= 0)) throw InputError("key 'minbytes': -b must be >= 0");
+  if (!(max_bytes >= min_bytes)) throw InputError("key 'maxbytes': -e must be >= -b");
   if (increment <= 0 && !(factor > 1))
-    throw InputError("key 'factor': -f must be > 1 (or give -i > 0)");
+    throw InputError("key 'stepfactor': -f must be > 1 (or give -i > 0)");
   std::vector<double> out;
   double s = std::floor(min_bytes);
   while (s <= max_bytes) {
@@ -52,7 +53,7 @@ std::vector<double> size_ladder(double min_bytes, double max_bytes, double facto
     const double next = increment > 0 ? s + increment : std::floor(s * factor);
     if (next <= s) break;  // a ladder starting at 0 bytes has one rung under -f
     s = next;
-    if (out.size() > 4096) throw InputError("key 'sizes': more than 4096 sizes in the ladder");
+    if (out.size() > 4096) throw InputError("key 'maxbytes': more than 4096 sizes from -b to -e");
   }
   return out;
 }

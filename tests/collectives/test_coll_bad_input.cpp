@@ -52,6 +52,10 @@ TEST_CASE("bad coll flags: exit 2 and one line naming the flag") {
       // Said "asks for more ranks than the cluster has".
       {dgx + "-n 0", "key 'ranks': '0' asks for no ranks"},
       {"coll --topology " + kTopologies, "cannot open the topology file: it is a folder"},
+      // The ladder's own checks name the flags' long forms (they said 'sizes' and 'factor').
+      {dgx + "-b 1K -e 8", "key 'maxbytes': -e must be >= -b"},
+      // 1, 2, 3, ... 5000 by -i 1: over the ladder's 4096 rows.
+      {dgx + "-b 1 -e 5000 -i 1", "key 'maxbytes': more than 4096 sizes from -b to -e"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.args);
