@@ -131,22 +131,31 @@ void check_steps(double min_bytes, double factor, double increment) {
   }
 }
 
-// nccl-tests keeps a send and a receive buffer of up to -e bytes on every GPU, beside 1 GiB for
-// NCCL and CUDA (common.cu: memMaxBytes = (totalGlobalMem - 1 GiB) / 2 without data check, / 3
-// with it, and it lowers -e to that). A size past it would not run on these GPUs.
-void check_fits_in_memory(double max_bytes, const std::string& text, const topo::Cluster& cluster,
-                          const std::vector<int>& ranks) {
+// nccl-tests keeps a send, a receive and, with its data check (on by default), an expected buffer
+// of up to -e bytes on every GPU, beside 1 GiB for NCCL and CUDA, and lowers -e to fit:
+// common.cu, memMaxBytes = (totalGlobalMem - 1 GiB) / (datacheck ? 3 : 2). The largest size the
+// ranks' GPUs allow under that rule, and the rank whose GPU sets it.
+struct MemoryLimit {
+  double max_bytes = std::numeric_limits<double>::infinity();
+  int rank = -1;
+};
+MemoryLimit memory_limit(const topo::Cluster& cluster, const std::vector<int>& ranks) {
+  MemoryLimit limit;
   for (const int r : ranks) {
     const topo::Node& gpu = cluster.nodes[static_cast<std::size_t>(cluster.ranks[r])];
     const topo::GpuModel& model = cluster.gpu_models[static_cast<std::size_t>(gpu.gpu_model)];
-    const double limit = std::floor((model.memory_bytes - kGiB) / 2);
-    if (max_bytes <= limit) continue;
-    throw InputError("key 'maxbytes': " + text + " (" + units::format_size(max_bytes) +
-                     ") does not fit: nccl-tests keeps a send and a receive buffer of that size " +
-                     "and 1 GiB for NCCL on each GPU, and rank " + std::to_string(r) + " (" +
-                     gpu.name + ", " + model.name + ", " + units::format_size(model.memory_bytes) +
-                     ") holds at most " + units::format_size(std::max(0.0, limit)) + " per buffer");
+    const double bytes = std::max(0.0, std::floor((model.memory_bytes - kGiB) / 3));
+    if (bytes < limit.max_bytes) limit = MemoryLimit{bytes, r};
   }
+  return limit;
+}
+
+std::string memory_rule(const topo::Cluster& cluster, const MemoryLimit& limit) {
+  const topo::Node& gpu = cluster.nodes[static_cast<std::size_t>(cluster.ranks[limit.rank])];
+  const topo::GpuModel& model = cluster.gpu_models[static_cast<std::size_t>(gpu.gpu_model)];
+  return "nccl-tests' memory rule, (memory - 1 GiB) / 3 per buffer on rank " +
+         std::to_string(limit.rank) + " (" + gpu.name + ", " + model.name + ", " +
+         units::format_size(model.memory_bytes) + ")";
 }
 
 std::string env_or(const char* name, const std::string& fallback) {
@@ -190,13 +199,28 @@ void run_coll(const CollArgs& a) {
   options.nvls_enabled = a.nvls || env_or("NCCL_NVLS_ENABLE", "0") == "1";
   const double increment = parse_nccl_size(a.increment, "stepbytes");
   const double min_bytes = parse_nccl_size(a.min_bytes, "minbytes");
-  const double max_bytes = parse_nccl_size(a.max_bytes, "maxbytes");
+  double max_bytes = parse_nccl_size(a.max_bytes, "maxbytes");
   check_steps(min_bytes, a.factor, increment);
-  const std::vector<double> sizes = coll::size_ladder(min_bytes, max_bytes, a.factor, increment);
+  coll::size_ladder(min_bytes, max_bytes, a.factor, increment);  // its checks, before any file
 
   topo::Cluster cluster = topo::load_cluster(a.topology);
   const std::vector<int> ranks = parse_ranks(a.ranks, static_cast<int>(cluster.ranks.size()));
-  check_fits_in_memory(sizes.empty() ? 0.0 : sizes.back(), a.max_bytes, cluster, ranks);
+  // Past the GPUs' memory nccl-tests lowers -e, and so does this, saying so as it does.
+  std::string reduced;
+  const MemoryLimit memory = memory_limit(cluster, ranks);
+  if (max_bytes > memory.max_bytes) {
+    if (min_bytes > memory.max_bytes) {
+      throw InputError("key 'minbytes': " + a.min_bytes + " (" + units::format_size(min_bytes) +
+                       ") is past " + memory_rule(cluster, memory) + ": at most " +
+                       units::format_size(memory.max_bytes));
+    }
+    max_bytes = memory.max_bytes;
+    char text[64];
+    std::snprintf(text, sizeof text, "%.0f", max_bytes);
+    reduced = "Reducing maxBytes to " + std::string(text) + " due to memory limitation (" +
+              memory_rule(cluster, memory) + ")";
+  }
+  const std::vector<double> sizes = coll::size_ladder(min_bytes, max_bytes, a.factor, increment);
   // A calibration file replaces NCCL's priors with the fit for this collective and sets the
   // fitted link efficiencies and latencies on the cluster before its graph is built.
   coll::NcclParams params = coll::nccl_priors(coll::comm_arch(cluster, ranks));
@@ -234,6 +258,8 @@ void run_coll(const CollArgs& a) {
   }
   const coll::CommShape& shape = comm.layout().shape;
 
+  // CSV and JSON stay tables; the note that nccl-tests prints goes beside them.
+  if ((a.json || a.csv) && !reduced.empty()) std::cerr << "clustersim: note: " << reduced << "\n";
   if (a.json) {
     nlohmann::json out;
     out["topology"] = cluster.name;
@@ -283,6 +309,7 @@ void run_coll(const CollArgs& a) {
               << floors.at("default", static_cast<int>(ranks.size()))
               << " us, the GPUs' time), as nccl-tests times it\n";
   }
+  if (!reduced.empty()) std::cout << "# " << reduced << "\n";
   std::cout << "# ring graph: " << shape.ring.n_channels << " channels x "
             << shape.ring.bw_intra_GBps << " GB/s, run on "
             << std::min(shape.ring.n_channels * comm.params().runtime_channel_multiplier,

@@ -40,11 +40,10 @@ TEST_CASE("bad coll flags: exit 2 and one line naming the flag") {
       {dgx + "-b 8 -f 1.0000001", "-f 1.0000001 does not grow 8 bytes"},
       // Was ignored in silence.
       {dgx + "-i -5", "key 'stepbytes': -i must be a size of 0 or more"},
-      // dgx-h100.yaml: 80 GB per GPU. nccl-tests keeps (80e9 - 2^30) / 2 = 39,463,129,088 bytes
-      // per buffer: -e 37G = 39,728,447,488 does not fit (36G = 38,654,705,664 does, below).
-      {dgx + "-b 37G -e 37G", "key 'maxbytes': 37G (37 GiB) does not fit"},
-      // Was exit 3: an assertion in the flow model ("never finish").
-      {dgx + "-e 1e30", "key 'maxbytes': 1e30"},
+      // dgx-h100.yaml: 80 GB per GPU. nccl-tests (data check on, its default) keeps three
+      // buffers of at most (80e9 - 2^30) / 3 = 26,308,752,725 bytes: -b 25G = 26,843,545,600
+      // cannot run at all (24G = 25,769,803,776 can, below).
+      {dgx + "-b 25G -e 25G", "key 'minbytes': 25G (25 GiB) is past nccl-tests' memory rule"},
       // Was JSON, the --csv dropped in silence.
       {dgx + "--csv --json", "--csv excludes --json"},
       // Was a list of 10^8 ranks built before the first was checked.
@@ -64,9 +63,31 @@ TEST_CASE("bad coll flags: exit 2 and one line naming the flag") {
     CHECK(lines_of(r.output) == 1);
     CHECK(r.output.find(c.message) != std::string::npos);
   }
-  const CommandResult fits = clustersim_stderr(dgx + "-b 36G -e 36G");
+  const CommandResult fits = clustersim_stderr(dgx + "-b 24G -e 24G");
   CHECK(fits.status == 0);
   CHECK(fits.output.empty());
+}
+
+TEST_CASE("past the GPUs' memory -e is lowered, as nccl-tests does, and the output says so") {
+  // -e 1e30 was exit 3 (an assertion in the flow model: "never finish"); 64G does not fit
+  // either. Both come down to 26,308,752,725 bytes (the case above): the ladder from 16G by 2
+  // ends at 16G, since 32G is past it.
+  const std::string dgx = "coll --topology " + kTopologies + "dgx-h100.yaml -b 16G ";
+  for (const std::string e : {"-e 64G", "-e 1e30"}) {
+    CAPTURE(e);
+    const CommandResult csv = clustersim_stderr(dgx + e + " --csv");
+    CHECK(csv.status == 0);
+    CHECK(csv.output.starts_with(
+        "clustersim: note: Reducing maxBytes to 26308752725 due to memory limitation"));
+  }
+  const CommandResult table =
+      cs::test::run_command("env -u NCCL_ALGO -u NCCL_PROTO '" + std::string(CLUSTERSIM_BINARY) +
+                            "' " + dgx + "-e 64G 2>/dev/null");
+  CHECK(table.status == 0);
+  CHECK(table.output.find("\n# Reducing maxBytes to 26308752725 due to memory limitation") !=
+        std::string::npos);
+  CHECK(table.output.find(" 17179869184 ") != std::string::npos);  // 16 GiB, the one row
+  CHECK(table.output.find(" 34359738368 ") == std::string::npos);  // 32 GiB
 }
 
 TEST_CASE("a calibration of another GPU model is refused, naming its line") {
