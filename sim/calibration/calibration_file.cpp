@@ -196,11 +196,9 @@ Calibration parse_calibration(const std::string& text, const std::string& file_n
   c.topology = r.text("topology");
   const JsonReader s = r.child("split");
   s.only({"holdout_ranks", "holdout_sizes", "rule"});
-  for (const json& v : s.array("holdout_ranks")) {
-    if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > (1 << 20))
-      s.fail("holdout_ranks", "expected rank counts (integers of 1 or more), got " + v.dump());
-    c.split.holdout_ranks.push_back(v.get<int>());
-  }
+  const JsonReader held_out = s.value("holdout_ranks");  // rank counts
+  for (std::size_t i = 0; i < s.array("holdout_ranks").size(); ++i)
+    c.split.holdout_ranks.push_back(held_out.item(i).as_integer(1, 1 << 20));
   try {
     c.split.sizes = parse_size_holdout(s.text("holdout_sizes"), "split.holdout_sizes");
   } catch (const InputError&) {

@@ -28,27 +28,23 @@ json row(const int (&r)[N]) {
   return out;
 }
 
+// Fixed-size tables of the params, each element read and range-checked at its own line.
 template <std::size_t N>
-void fill(const JsonReader& r, const json& v, const std::string& key, double (&out)[N], double lo,
-          double hi, const char* what) {
-  if (!v.is_array() || v.size() != N)
-    r.fail(key, "expected an array of " + std::to_string(N) + ", got " + v.dump());
-  for (std::size_t i = 0; i < N; ++i) out[i] = r.number_of(v[i], key, lo, hi, what);
+void fill(const JsonReader& a, double (&out)[N], double lo, double hi, const char* what) {
+  a.expect_array(N);
+  for (std::size_t i = 0; i < N; ++i) out[i] = a.item(i).as_number(lo, hi, what);
 }
 
 template <std::size_t N>
-void fill(const JsonReader& r, const std::string& key, int (&out)[N], int lo) {
-  const json& v = r.at(key);
-  if (!v.is_array() || v.size() != N)
-    r.fail(key, "expected an array of " + std::to_string(N) + ", got " + v.dump());
-  for (std::size_t i = 0; i < N; ++i) out[i] = r.integer_of(v[i], key, lo, 1 << 20);
+void fill(const JsonReader& a, int (&out)[N], int lo) {
+  a.expect_array(N);
+  for (std::size_t i = 0; i < N; ++i) out[i] = a.item(i).as_integer(lo, 1 << 20);
 }
 
 template <std::size_t N, std::size_t M>
-void fill2(const JsonReader& r, const json& v, const std::string& key, double (&out)[N][M],
-           double lo, double hi, const char* what) {
-  if (!v.is_array() || v.size() != N) r.fail(key, "expected " + std::to_string(N) + " rows");
-  for (std::size_t i = 0; i < N; ++i) fill(r, v[i], key, out[i], lo, hi, what);
+void fill2(const JsonReader& a, double (&out)[N][M], double lo, double hi, const char* what) {
+  a.expect_array(N);
+  for (std::size_t i = 0; i < N; ++i) fill(a.item(i), out[i], lo, hi, what);
 }
 
 }  // namespace
@@ -156,27 +152,19 @@ NcclParams nccl_params_from_json(const json& j, const JsonLines& lines, const st
   const double huge = std::numeric_limits<double>::max();
   const char* const latency = "a latency of 0 to 1e6 us";
   const char* const rate = "a rate of 0 or more GB/s";
-  const char* const positive = "a number above 0";
   NcclParams p;
   p.source = r.text("source");
-  fill2(r, r.at("base_latency_us"), "base_latency_us", p.base_latency_us, 0, kMaxLatencyUs,
-        latency);
-  const json& hop = r.at("hop_latency_us");
-  if (!hop.is_array() || hop.size() != kLinkClassCount)
-    r.fail("hop_latency_us", "expected one table per link class (nvlink, pcie, network)");
+  fill2(r.value("base_latency_us"), p.base_latency_us, 0, kMaxLatencyUs, latency);
+  const JsonReader hop = r.value("hop_latency_us");  // a table per link class
+  hop.expect_array(kLinkClassCount);
   for (int c = 0; c < kLinkClassCount; ++c) {
-    fill2(r, hop[static_cast<std::size_t>(c)], "hop_latency_us", p.hop_latency_us[c], 0,
-          kMaxLatencyUs, latency);
+    fill2(hop.item(static_cast<std::size_t>(c)), p.hop_latency_us[c], 0, kMaxLatencyUs, latency);
   }
   auto num = [&](const char* key, double lo, double hi, const char* what) {
     return r.number(key, lo, hi, what);
   };
   // Multipliers, efficiencies and divisors scale a time or a rate: above 0 (a fit may exceed 1).
-  auto factor = [&](const char* key) {
-    const double v = num(key, 0, huge, positive);
-    if (!(v > 0)) r.fail(key, std::string("expected ") + positive + ", got " + r.at(key).dump());
-    return v;
-  };
+  auto factor = [&](const char* key) { return r.positive(key); };
   p.ring_simple_multinode_latency_factor = factor("ring_simple_multinode_latency_factor");
   p.ring_simple_plateau_bytes = num("ring_simple_plateau_bytes", 0, huge, "a size of 0 or more");
   p.pat_log_latency_divisor = factor("pat_log_latency_divisor");
@@ -189,34 +177,34 @@ NcclParams nccl_params_from_json(const json& j, const JsonLines& lines, const st
   p.tree_ll128_efficiency_multi_node = factor("tree_ll128_efficiency_multi_node");
   p.pat_efficiency = factor("pat_efficiency");
   p.nvls_efficiency = factor("nvls_efficiency");
-  fill(r, r.at("ll_max_bw_GBps"), "ll_max_bw_GBps", p.ll_max_bw_GBps, 0, huge, rate);
+  fill(r.value("ll_max_bw_GBps"), p.ll_max_bw_GBps, 0, huge, rate);
   p.ring_ll128_max_per_channel_GBps = num("ring_ll128_max_per_channel_GBps", 0, huge, rate);
-  fill(r, r.at("tree_max_per_channel_GBps"), "tree_max_per_channel_GBps",
-       p.tree_max_per_channel_GBps, 0, huge, rate);
-  fill(r, r.at("tree_ll128_max_per_channel_GBps"), "tree_ll128_max_per_channel_GBps",
-       p.tree_ll128_max_per_channel_GBps, 0, huge, rate);
+  fill(r.value("tree_max_per_channel_GBps"), p.tree_max_per_channel_GBps, 0, huge, rate);
+  fill(r.value("tree_ll128_max_per_channel_GBps"), p.tree_ll128_max_per_channel_GBps, 0, huge,
+       rate);
   p.nvlink_per_link_GBps = num("nvlink_per_link_GBps", 0, huge, rate);
   double pcie[3] = {};
-  fill(r, r.at("pcie_GBps_gen3_4_5"), "pcie_GBps_gen3_4_5", pcie, 0, huge, rate);
+  fill(r.value("pcie_GBps_gen3_4_5"), pcie, 0, huge, rate);
   p.pcie_gen3_GBps = pcie[0];
   p.pcie_gen4_GBps = pcie[1];
   p.pcie_gen5_GBps = pcie[2];
   for (const char* key : {"intra_speeds_GBps", "inter_speeds_GBps"}) {
-    const json& v = r.at(key);
-    if (!v.is_array() || v.empty()) r.fail(key, "expected a non-empty array of GB/s");
+    const JsonReader speeds = r.value(key);
+    const json& v = r.array(key);
+    if (v.empty()) r.fail(key, "expected a non-empty array of GB/s");
     std::vector<double>& out =
         std::string(key) == "intra_speeds_GBps" ? p.intra_speeds_GBps : p.inter_speeds_GBps;
-    for (const json& s : v) {
-      out.push_back(r.number_of(s, key, 0, huge, positive));
-      if (!(out.back() > 0)) r.fail(key, "expected speeds above 0 GB/s, got " + s.dump());
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      out.push_back(speeds.item(i).as_number(std::numeric_limits<double>::denorm_min(), huge,
+                                             "a speed above 0 GB/s"));
     }
   }
   p.search_max_channels = r.integer("search_max_channels", 1, 1 << 20);
   p.duplicate_channels_min_GBps = num("duplicate_channels_min_GBps", 0, huge, rate);
   p.search_speed_ratio_floor = num("search_speed_ratio_floor", 0, 1, "a fraction in 0..1");
   p.nvls_channels = r.integer("nvls_channels", 1, 1 << 20);
-  fill(r, "max_threads", p.max_threads, 1);
-  fill(r, "thread_threshold", p.thread_threshold, 0);
+  fill(r.value("max_threads"), p.max_threads, 1);
+  fill(r.value("thread_threshold"), p.thread_threshold, 0);
   p.p2p_max_channels = r.integer("p2p_max_channels", 1, 1 << 20);
   p.p2p_net_channels_per_peer = r.integer("p2p_net_channels_per_peer", 1, 1 << 20);
   p.p2p_nvl_chunk_bytes = factor("p2p_nvl_chunk_bytes");
@@ -227,10 +215,9 @@ NcclParams nccl_params_from_json(const json& j, const JsonLines& lines, const st
   p.p2p_nvlink_latency_us = num("p2p_nvlink_latency_us", 0, kMaxLatencyUs, latency);
   p.p2p_unaligned_per_channel_GBps = num("p2p_unaligned_per_channel_GBps", 0, huge, rate);
   p.p2p_unaligned_gpu_GBps = num("p2p_unaligned_gpu_GBps", 0, huge, rate);
-  fill(r, r.at("ring_recv_pass_steps"), "ring_recv_pass_steps", p.ring_recv_pass_steps, 0, huge,
-       "pass costs of 0 or more");
-  fill2(r, r.at("ring_misaligned_slowdown"), "ring_misaligned_slowdown", p.ring_misaligned_slowdown,
-        1, huge, "factors of at least 1");
+  fill(r.value("ring_recv_pass_steps"), p.ring_recv_pass_steps, 0, huge, "pass costs of 0 or more");
+  fill2(r.value("ring_misaligned_slowdown"), p.ring_misaligned_slowdown, 1, huge,
+        "factors of at least 1");
   return p;
 }
 

@@ -97,6 +97,29 @@ JsonReader JsonReader::element(const std::string& key, std::size_t i) const {
   return r;
 }
 
+JsonReader JsonReader::value(const std::string& key) const {
+  return JsonReader(at(key), lines_, pointer_ + pointer_step(key), prefix_ + key + ".");
+}
+
+JsonReader JsonReader::item(std::size_t i) const {
+  const std::string name = prefix_.empty() ? std::string() : prefix_.substr(0, prefix_.size() - 1);
+  return JsonReader(j_.at(i), lines_, pointer_ + "/" + std::to_string(i),
+                    name + "[" + std::to_string(i) + "].");
+}
+
+void JsonReader::expect_array(std::size_t n) const {
+  if (!j_.is_array() || j_.size() != n)
+    fail("", "expected an array of " + std::to_string(n) + ", got " + j_.dump());
+}
+
+double JsonReader::as_number(double lo, double hi, const std::string& what) const {
+  return number_of(j_, "", lo, hi, what);
+}
+
+int JsonReader::as_integer(long long lo, long long hi) const {
+  return integer_of(j_, "", lo, hi);
+}
+
 void JsonReader::only(std::initializer_list<std::string_view> known) const {
   for (const auto& [key, value] : j_.items()) {
     if (std::find(known.begin(), known.end(), key) != known.end()) continue;

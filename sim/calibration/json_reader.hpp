@@ -42,6 +42,15 @@ class JsonReader {
   const nlohmann::json& array(const std::string& key) const;
   JsonReader child(const std::string& key) const;                   // an object member
   JsonReader element(const std::string& key, std::size_t i) const;  // an object in an array
+  // The value under `key` of any type, and item i of this reader's array: each a reader of its
+  // own, so that a bad element is named ("key[2][1]") and found at its own line.
+  JsonReader value(const std::string& key) const;
+  JsonReader item(std::size_t i) const;
+  // This reader's own value: an array of exactly n items; a number in [lo, hi] (`what` names
+  // the range); an integer in [lo, hi].
+  void expect_array(std::size_t n) const;
+  double as_number(double lo, double hi, const std::string& what) const;
+  int as_integer(long long lo, long long hi) const;
   // Refuses any key not in `known`: a misspelt key would otherwise be ignored in silence.
   void only(std::initializer_list<std::string_view> known) const;
   [[noreturn]] void fail(const std::string& key, const std::string& message) const;

@@ -2,6 +2,8 @@
 // output on the 4 x H200 data against its golden file (tests/golden/validate/refresh.sh).
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -141,13 +143,21 @@ TEST_CASE("a broken calibration file names the key") {
   j["nccl"]["params"]["ring_misaligned_slowdown"][0][2] = 0.9;
   message.clear();
   try {
-    parse_calibration(j.dump(), "c.json");
+    parse_calibration(j.dump(2), "c.json");
   } catch (const cs::InputError& e) {
     message = e.what();
   }
-  CHECK(message ==
-        "c.json:1: key 'nccl.params.ring_misaligned_slowdown': expected factors of at least 1, "
-        "got 0.9");
+  // Written with dump(2), every number of the table has a line of its own: the message names the
+  // element and its line, not the table's key.
+  const std::string text = j.dump(2);
+  const auto at = text.find("\"ring_misaligned_slowdown\"");
+  REQUIRE(at != std::string::npos);
+  // The key's line ends with the outer "[", the next holds the inner one, then [0][0], [0][1] and
+  // [0][2], a line each: 4 lines further.
+  const long key_line = std::count(text.begin(), text.begin() + static_cast<long>(at), '\n') + 1;
+  CHECK(message == "c.json:" + std::to_string(key_line + 4) +
+                       ": key 'nccl.params.ring_misaligned_slowdown[0][2]': expected factors of "
+                       "at least 1, got 0.9");
 }
 
 TEST_CASE("validate has a row per (collective, rank count) of the default runs") {

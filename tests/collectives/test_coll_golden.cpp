@@ -95,7 +95,7 @@ TEST_CASE("clustersim coll rejects bad input with exit status 2") {
       {dgx + "--algo ring,bogus", "unknown algorithm 'bogus'"},
       {dgx + "--proto LL256", "unknown protocol 'LL256'"},
       {dgx + "--dtype complex", "unknown type 'complex'"},
-      {dgx + "-b 1G -e 1K", "-e >= -b"},
+      {dgx + "-b 1G -e 1K", "key 'maxbytes': -e must be >= -b"},
       {dgx + "-b 8 -e 1x", "maxbytes"},
       {dgx + "--fidelity packet", "unknown fidelity 'packet'"},
       {dgx + "--op allgather --algo tree", "no algorithm/protocol available"},
