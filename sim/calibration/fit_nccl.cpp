@@ -17,12 +17,6 @@ namespace {
 using coll::Algo;
 using coll::Proto;
 
-std::vector<int> first_ranks(int n) {
-  std::vector<int> r(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i) r[static_cast<std::size_t>(i)] = i;
-  return r;
-}
-
 // The hop count NCCL's latency formula multiplies on one node.
 int latency_steps(coll::Op op, Algo algo, int n) {
   if (algo == Algo::tree) return 2 * (n - 1);
@@ -47,7 +41,7 @@ Shapes shapes_for(const topo::ClusterGraph& graph, const std::vector<int>& count
   coll::RouteCache routes(graph);
   for (int n : counts) {
     if (n < 2 || n > static_cast<int>(graph.cluster().ranks.size())) continue;
-    s.by_ranks[n] = coll::make_layout(routes, first_ranks(n), params).shape;
+    s.by_ranks[n] = coll::make_layout(routes, coll::first_ranks(n), params).shape;
   }
   return s;
 }
@@ -118,7 +112,7 @@ double nvlink_figure_for(double bus_GBps, const topo::ClusterGraph& graph, int n
   for (int i = -200; i <= 200; ++i) {
     params.nvlink_per_link_GBps = center + 0.01 * i;
     if (params.nvlink_per_link_GBps <= 0) continue;
-    const coll::CommShape s = coll::make_layout(routes, first_ranks(n), params).shape;
+    const coll::CommShape s = coll::make_layout(routes, coll::first_ranks(n), params).shape;
     const double gap = std::fabs(s.ring.n_channels * s.ring.bw_intra_GBps - bus_GBps);
     if (best_gap < 0 || gap < best_gap - 1e-9) {
       best_gap = gap;

@@ -7,7 +7,6 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <numeric>
 #include <utility>
 
 #include "calibration/fit_least_squares.hpp"
@@ -178,9 +177,10 @@ NcclFit fit_nccl_p2p(const Measurements& data, const Split& split, const topo::C
     if (split.held_out(p.n_ranks, p.bytes, nccl_curve_gap(data, p))) continue;
     auto it = shapes.find(p.n_ranks);
     if (it == shapes.end()) {
-      std::vector<int> ranks(static_cast<std::size_t>(p.n_ranks));
-      std::iota(ranks.begin(), ranks.end(), 0);
-      it = shapes.emplace(p.n_ranks, coll::make_layout(routes, ranks, prior).shape).first;
+      it = shapes
+               .emplace(p.n_ranks,
+                        coll::make_layout(routes, coll::first_ranks(p.n_ranks), prior).shape)
+               .first;
     }
     const coll::TunerChoice ch = coll::choose(it->second, cop, p.bytes, prior, {});
     graph_channel_GBps = it->second.ring.bw_intra_GBps;

@@ -2,7 +2,6 @@
 #include "calibration/validate_predict.hpp"
 
 #include <algorithm>
-#include <numeric>
 
 #include "network/copies.hpp"
 #include "network/flow_network.hpp"
@@ -16,9 +15,7 @@ coll::CollectiveResult Predictor::collective(coll::Op op, int n_ranks, double by
                                              const coll::TunerOptions& options) {
   auto& comm = comms_[n_ranks];
   if (!comm) {
-    std::vector<int> ranks(static_cast<std::size_t>(n_ranks));
-    std::iota(ranks.begin(), ranks.end(), 0);
-    comm = std::make_unique<coll::Communicator>(graph_, ranks, params_);
+    comm = std::make_unique<coll::Communicator>(graph_, coll::first_ranks(n_ranks), params_);
   }
   coll::CollectiveCall call;
   call.op = op;

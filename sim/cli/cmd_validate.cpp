@@ -15,6 +15,7 @@
 #include "calibration/validate_report.hpp"
 #include "cli/commands.hpp"
 #include "cli/output_files.hpp"
+#include "collectives/comm_layout.hpp"
 #include "topology/loader.hpp"
 
 namespace cs::cli {
@@ -46,9 +47,8 @@ void run_validate(const ValidateArgs& a) {
            " records)";
   } else {
     calibration = cal::load_calibration(a.calibration);
-    std::vector<int> ranks(cluster.ranks.size());
-    for (std::size_t r = 0; r < ranks.size(); ++r) ranks[r] = static_cast<int>(r);
-    cal::check_calibration_match(calibration, cluster, ranks);
+    cal::check_calibration_match(calibration, cluster,
+                                 coll::first_ranks(static_cast<int>(cluster.ranks.size())));
     name = cal::base_name(a.calibration) + " (" + calibration.machine + ", fitted on " +
            cal::to_string(calibration.timing) + " records)";
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <string>
 
 #include "core/error.hpp"
@@ -166,6 +167,12 @@ CommLayout make_layout(RouteCache& routes, const std::vector<int>& ranks,
   shape.nvls.bw_intra_GBps = in.gpu_total_GBps / std::max(params.nvls_channels, 1);
   shape.nvls.bw_inter_GBps = shape.nvls.bw_intra_GBps;
   return out;
+}
+
+std::vector<int> first_ranks(int n) {
+  std::vector<int> ranks(static_cast<std::size_t>(std::max(n, 0)));
+  std::iota(ranks.begin(), ranks.end(), 0);
+  return ranks;
 }
 
 }  // namespace cs::coll

@@ -29,6 +29,9 @@ struct CommLayout {
 // Throws InputError when a rank does not exist or appears twice.
 CommLayout make_layout(RouteCache& routes, const std::vector<int>& ranks, const NcclParams& params);
 
+// Ranks 0 .. n-1: the communicator of the first n GPUs, as nccl-tests runs them.
+std::vector<int> first_ranks(int n);
+
 // The NCCL generation of the communicator's first GPU (hopper when the cluster has no model).
 GpuArch comm_arch(const topo::Cluster& cluster, const std::vector<int>& ranks);
 

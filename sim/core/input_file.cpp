@@ -18,7 +18,8 @@ std::string read_input_file(const std::string& path, const std::string& what) {
   };
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(status)) throw fail("no such file");
+  if (ec && ec != std::errc::no_such_file_or_directory) throw fail(ec.message());
+  if (!std::filesystem::exists(status)) throw fail("no such file");
   if (std::filesystem::is_directory(status)) throw fail("it is a folder, not a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw fail(std::strerror(errno));

@@ -44,11 +44,11 @@ std::vector<topo::ChannelId> used_channels(const ReplayResult& result) {
   return used;
 }
 
+}  // namespace
+
 const std::string& node_name(const topo::ClusterGraph& graph, int node) {
   return graph.cluster().nodes[static_cast<std::size_t>(node)].name;
 }
-
-}  // namespace
 
 std::vector<topo::ChannelId> busiest_channels(const ReplayResult& result, std::size_t limit) {
   std::vector<topo::ChannelId> used = used_channels(result);

@@ -21,6 +21,9 @@ std::string flows_csv(const topo::ClusterGraph& graph, const std::vector<FlowReq
 // Fractions are over the span from the earliest start to the latest finish.
 std::string links_csv(const topo::ClusterGraph& graph, const ReplayResult& result);
 
+// A node's full name ("node0/gpu3").
+const std::string& node_name(const topo::ClusterGraph& graph, int node);
+
 // The channels that carried bytes, most bytes first (ties: lower channel id first), at most
 // `limit` of them.
 std::vector<topo::ChannelId> busiest_channels(const ReplayResult& result, std::size_t limit);

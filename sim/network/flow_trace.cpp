@@ -14,10 +14,6 @@ double to_us(TimePs ps) {
   return static_cast<double>(ps) / static_cast<double>(kPsPerUs);
 }
 
-const std::string& node_name(const topo::ClusterGraph& graph, int node) {
-  return graph.cluster().nodes[static_cast<std::size_t>(node)].name;
-}
-
 nlohmann::json process_name(int pid, const std::string& name) {
   return {{"ph", "M"}, {"name", "process_name"}, {"pid", pid}, {"args", {{"name", name}}}};
 }
