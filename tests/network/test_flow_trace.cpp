@@ -110,7 +110,7 @@ TEST_CASE("the same replay writes the same bytes") {
                          replay_flows(example.graph, example.requests, Fidelity::flow, true), 20));
 }
 
-TEST_CASE("clustersim flows --trace writes the trace beside the usual output") {
+TEST_CASE("clustersim flows --trace writes the golden trace beside the usual output") {
   const auto dir =
       std::filesystem::temp_directory_path() / ("clustersim-trace-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
@@ -120,9 +120,12 @@ TEST_CASE("clustersim flows --trace writes the trace beside the usual output") {
       "/two-servers.yaml' --flows '" + kDir + "/example.csv' --trace '" + out + "' 2>&1");
   REQUIRE(run.status == 0);
   CHECK(run.output.starts_with("id,src,dst,bytes,start_us,finish_us,duration_us,avg_rate_GBps\n"));
-  const nlohmann::json trace = nlohmann::json::parse(test::read_text_file(out));
+  const std::string text = test::read_text_file(out);
+  const nlohmann::json trace = nlohmann::json::parse(text);
   CHECK(trace.at("displayTimeUnit") == "ns");
   CHECK(slices(trace).size() == 8);
+  // Byte for byte what an earlier run wrote (refresh_golden.sh), so a run-to-run difference shows.
+  CHECK(text == test::read_text_file(kDir + "/example.trace.golden.json"));
   std::filesystem::remove_all(dir);
 }
 
