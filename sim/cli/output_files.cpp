@@ -2,20 +2,14 @@
 // or a full disk leaves nothing at any of the targets.
 #include "cli/output_files.hpp"
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 
 namespace cs::cli {
 namespace {
-
-std::string temporary_of(const std::string& path) {
-  return path + ".tmp";
-}
 
 void remove_temporaries(const std::vector<std::string>& written) {
   for (const std::string& t : written) std::remove(t.c_str());
@@ -43,29 +37,21 @@ void OutputFiles::add(const std::string& flag, const std::string& path, std::str
 void OutputFiles::write_all() {
   std::vector<std::string> written;
   for (const Pending& p : files_) {
-    const std::string temporary = temporary_of(p.path);
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      const std::string reason = std::strerror(errno);
+    try {
+      written.push_back(write_temporary(p.path, p.content, "the " + p.flag + " file"));
+    } catch (const InputError&) {
       remove_temporaries(written);
-      throw InputError(SourceLoc{p.path, 0}, "", "cannot write the " + p.flag + " file: " + reason);
-    }
-    written.push_back(temporary);
-    out.write(p.content.data(), static_cast<std::streamsize>(p.content.size()));
-    out.flush();
-    if (!out) {
-      const std::string reason = std::strerror(errno);
-      remove_temporaries(written);
-      throw InputError(SourceLoc{p.path, 0}, "",
-                       "writing the " + p.flag + " file failed: " + reason);
+      throw;
     }
   }
+  // Every file is written: only a rename can fail now, and one that does leaves the files renamed
+  // before it in place (renames cannot be taken back).
   for (std::size_t i = 0; i < files_.size(); ++i) {
-    if (std::rename(written[i].c_str(), files_[i].path.c_str()) != 0) {
-      const std::string reason = std::strerror(errno);
-      remove_temporaries({written.begin() + static_cast<std::ptrdiff_t>(i), written.end()});
-      throw InputError(SourceLoc{files_[i].path, 0}, "",
-                       "cannot put the finished " + files_[i].flag + " file in place: " + reason);
+    try {
+      put_in_place(written[i], files_[i].path, files_[i].flag + " file");
+    } catch (const InputError&) {
+      remove_temporaries({written.begin() + static_cast<std::ptrdiff_t>(i) + 1, written.end()});
+      throw;
     }
   }
 }

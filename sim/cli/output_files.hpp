@@ -15,7 +15,8 @@ class OutputFiles {
   // option in errors. Two flags naming one file is an InputError.
   void add(const std::string& flag, const std::string& path, std::string content);
   // Writes every file to a temporary beside it, then renames each into place. Throws InputError
-  // naming the path, after removing every temporary, if any cannot be written.
+  // naming the path, after removing every temporary, if any cannot be written; a rename that
+  // fails after that (rare: the folder was writable a moment before) leaves the earlier files.
   void write_all();
 
  private:
