@@ -237,10 +237,9 @@ void run_coll(const CollArgs& a) {
     floors = fit.host_floors;
     // Without a floor, host-paced times would be the GPUs' times under another name.
     if (a.host_paced && floors.empty()) {
-      throw InputError(SourceLoc{a.calibration, 0}, "host-paced",
-                       std::string("the calibration has no host floor for ") +
-                           coll::to_string(*op) +
-                           " (not measured, or measured gated); host-paced times need one");
+      throw InputError("key 'host-paced': " + a.calibration + " has no host floor for " +
+                       coll::to_string(*op) +
+                       " (not measured, or measured gated); host-paced times need one");
     }
   }
   const topo::ClusterGraph graph(cluster);

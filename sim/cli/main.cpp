@@ -67,10 +67,10 @@ int run(int argc, char** argv) {
     std::cerr << "clustersim: internal error: " << one_line(e.what()) << "\n";
     return 3;
   }
-  // A full disk or a closed pipe behind standard output is a failed run, not a success.
+  // A full disk behind standard output is a failed run, not a success. (A closed pipe ends the
+  // process before this, by SIGPIPE, which is a failure too.)
   if (!std::cout.flush()) {
-    std::cerr << "clustersim: error: standard output: the write failed (disk full or pipe "
-                 "closed?)\n";
+    std::cerr << "clustersim: error: standard output: the write failed (disk full?)\n";
     return 2;
   }
   return 0;

@@ -115,8 +115,8 @@ TEST_CASE("--host-paced with a calibration that has no host floor for the collec
   const CommandResult r = clustersim_stderr(args + "reduce");
   CHECK(r.status == 2);
   CHECK(lines_of(r.output) == 1);
-  CHECK(r.output.find("calibration.json: key 'host-paced': the calibration has no host floor "
-                      "for reduce") != std::string::npos);
+  CHECK(r.output.find("key 'host-paced': " + cal + " has no host floor for reduce") !=
+        std::string::npos);
   CHECK(clustersim_stderr(args + "allreduce").status == 0);
 }
 
@@ -147,9 +147,7 @@ TEST_CASE("a run whose standard output cannot be written is not a success") {
       cs::test::run_command("'" + std::string(CLUSTERSIM_BINARY) + "' coll --topology " +
                             kTopologies + "dgx-h100.yaml -b 8 -e 8 2>&1 >/dev/full");
   CHECK(r.status == 2);
-  CHECK(r.output ==
-        "clustersim: error: standard output: the write failed (disk full or pipe "
-        "closed?)\n");
+  CHECK(r.output == "clustersim: error: standard output: the write failed (disk full?)\n");
 }
 
 }  // namespace
