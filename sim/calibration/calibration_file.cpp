@@ -95,7 +95,7 @@ NcclFit nccl_fit_from(const JsonReader& r, bool every_op) {
   for (std::size_t i = 0; i < r.array("host_floors").size(); ++i) {
     const JsonReader f = r.element("host_floors", i);
     f.only({"config", "n_ranks", "floor_us", "points"});
-    const HostFloor floor{f.text("config"), f.integer("n_ranks", 1, 1 << 20),
+    const HostFloor floor{f.text("config"), f.integer("n_ranks", 1, kMaxCount),
                           f.latency_us("floor_us"),
                           f.integer("points", 0, std::numeric_limits<int>::max())};
     const auto& before = out.host_floors.curves;
@@ -191,14 +191,14 @@ Calibration parse_calibration(const std::string& text, const std::string& file_n
   c.machine = m.text("name");
   c.gpu_name = m.text("gpu_name");
   c.gpu_name_loc = lines.at("/machine/gpu_name");
-  c.gpu_count = m.integer("gpu_count", 0, 1 << 20);
+  c.gpu_count = m.integer("gpu_count", 0, kMaxCount);
   c.nccl_version = m.integer("nccl_version", 0, std::numeric_limits<int>::max());
   c.topology = r.text("topology");
   const JsonReader s = r.child("split");
   s.only({"holdout_ranks", "holdout_sizes", "rule"});
   const JsonReader held_out = s.value("holdout_ranks");  // rank counts
   for (std::size_t i = 0; i < s.array("holdout_ranks").size(); ++i)
-    c.split.holdout_ranks.push_back(held_out.item(i).as_integer(1, 1 << 20));
+    c.split.holdout_ranks.push_back(held_out.item(i).as_integer(1, kMaxCount));
   try {
     c.split.sizes = parse_size_holdout(s.text("holdout_sizes"), "split.holdout_sizes");
   } catch (const InputError&) {

@@ -38,7 +38,7 @@ void fill(const JsonReader& a, double (&out)[N], double lo, double hi, const cha
 template <std::size_t N>
 void fill(const JsonReader& a, int (&out)[N], int lo) {
   a.expect_array(N);
-  for (std::size_t i = 0; i < N; ++i) out[i] = a.item(i).as_integer(lo, 1 << 20);
+  for (std::size_t i = 0; i < N; ++i) out[i] = a.item(i).as_integer(lo, kMaxCount);
 }
 
 template <std::size_t N, std::size_t M>
@@ -199,14 +199,14 @@ NcclParams nccl_params_from_json(const json& j, const JsonLines& lines, const st
                                              "a speed above 0 GB/s"));
     }
   }
-  p.search_max_channels = r.integer("search_max_channels", 1, 1 << 20);
+  p.search_max_channels = r.integer("search_max_channels", 1, kMaxCount);
   p.duplicate_channels_min_GBps = num("duplicate_channels_min_GBps", 0, huge, rate);
   p.search_speed_ratio_floor = num("search_speed_ratio_floor", 0, 1, "a fraction in 0..1");
-  p.nvls_channels = r.integer("nvls_channels", 1, 1 << 20);
+  p.nvls_channels = r.integer("nvls_channels", 1, kMaxCount);
   fill(r.value("max_threads"), p.max_threads, 1);
   fill(r.value("thread_threshold"), p.thread_threshold, 0);
-  p.p2p_max_channels = r.integer("p2p_max_channels", 1, 1 << 20);
-  p.p2p_net_channels_per_peer = r.integer("p2p_net_channels_per_peer", 1, 1 << 20);
+  p.p2p_max_channels = r.integer("p2p_max_channels", 1, kMaxCount);
+  p.p2p_net_channels_per_peer = r.integer("p2p_net_channels_per_peer", 1, kMaxCount);
   p.p2p_nvl_chunk_bytes = factor("p2p_nvl_chunk_bytes");
   p.p2p_net_chunk_bytes = factor("p2p_net_chunk_bytes");
   p.p2p_ll_threshold_bytes = num("p2p_ll_threshold_bytes", 0, huge, "a size of 0 or more");

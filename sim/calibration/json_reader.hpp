@@ -15,8 +15,12 @@
 namespace cs::cal {
 
 // A latency of a second or more is no GPU measurement; one second per step also keeps a
-// collective of a million steps inside simulated time (int64 ps, 9.2e6 s).
+// collective of a million steps inside simulated time (kEndOfTimeSeconds, 9.2e6 s).
 inline constexpr double kMaxLatencyUs = 1e6;
+// The most ranks, GPUs or channels a file may count: 2^20, past any machine built (the largest
+// NCCL jobs run ~1e5 ranks), so a count read from a file is checked for sense before it sizes a
+// table or a loop.
+inline constexpr int kMaxCount = 1 << 20;
 
 class JsonReader {
  public:

@@ -11,8 +11,10 @@
 #include <string_view>
 
 #include "calibration/json_lines.hpp"
+#include "calibration/json_reader.hpp"
 #include "calibration/measurements_lines.hpp"
 #include "collectives/nccl_types.hpp"
+#include "core/units.hpp"
 
 namespace cs::cal {
 namespace {
@@ -60,11 +62,11 @@ class RecordReader {
                     " bytes of memory (node.gpus[0].memory_bytes, or 2^53 when not recorded)");
     return d;
   }
-  // A measured time: above 0 and inside simulated time (int64 ps ends at 9.2e6 s = 9.2e12 us),
-  // so that the simulator can predict the point it is compared with.
+  // A measured time: above 0 and inside simulated time (kEndOfTimeSeconds, 9.2e12 us), so that
+  // the simulator can predict the point it is compared with.
   double time_us(const char* key) const {
     const double d = number(key, 0);
-    if (d >= 9.2e12)
+    if (d >= kEndOfTimeSeconds * 1e6)
       fail(key,
            "expected a time below 9.2e12 us (simulated time ends there), got " + at(key).dump());
     return d;
@@ -79,7 +81,7 @@ class RecordReader {
     return static_cast<int>(i);
   }
   int integer_or(const char* key, int fallback) const {
-    return record_.contains(key) && !record_.at(key).is_null() ? integer(key, 0, 1 << 20)
+    return record_.contains(key) && !record_.at(key).is_null() ? integer(key, 0, kMaxCount)
                                                                : fallback;
   }
   bool boolean(const char* key) const {
@@ -118,7 +120,7 @@ NcclPoint read_nccl(const RecordReader& r, double max_bytes) {
   p.timing = *t;
   p.op = r.one_of("op", {"allreduce", "allgather", "reducescatter", "broadcast", "reduce",
                          "alltoall", "sendrecv"});
-  p.n_ranks = r.integer("nranks", 1, 1 << 20);
+  p.n_ranks = r.integer("nranks", 1, kMaxCount);
   p.bytes = r.bytes("bytes", max_bytes);
   p.forced_algo = r.text("forced_algo");
   p.forced_proto = r.text("forced_proto");

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 
@@ -18,6 +19,9 @@ inline constexpr TimePs kPsPerNs = 1'000;
 inline constexpr TimePs kPsPerUs = 1'000'000;
 inline constexpr TimePs kPsPerMs = 1'000'000'000;
 inline constexpr TimePs kPsPerS = 1'000'000'000'000;
+// Where simulated time ends: the largest TimePs, about 9.22e6 s (107 days).
+inline constexpr double kEndOfTimeSeconds =
+    static_cast<double>(std::numeric_limits<TimePs>::max()) / static_cast<double>(kPsPerS);
 
 inline TimePs ps_from_seconds(double seconds) {
   return static_cast<TimePs>(std::llround(seconds * static_cast<double>(kPsPerS)));

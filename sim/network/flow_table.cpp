@@ -147,7 +147,7 @@ double slowest_rate_Bps(const topo::Cluster& cluster) {
   return slowest;
 }
 
-// Simulated time is int64 picoseconds and ends at 9.22e6 s. Starts stay below 1e6 s
+// Simulated time ends at kEndOfTimeSeconds, 9.22e6 s. Starts stay below 1e6 s
 // (parse_start). Under max-min sharing every flow gets at least the slowest rate divided by the
 // number of flows, so the flow model's projected drain of any flow, and the time by which all
 // have drained, stay below flows x largest size / slowest rate; keeping that below 4e6 s keeps

@@ -13,8 +13,8 @@ TimePs transfer_time_ps(double bytes, double rate_Bps) {
   CS_ASSERT(bytes >= 0, "negative byte count " + std::to_string(bytes));
   if (bytes == 0 || std::isinf(rate_Bps)) return 0;
   const double seconds = bytes / rate_Bps;
-  // 9.2e6 s is the end of TimePs; a transfer that long means a zero or absurd rate upstream.
-  CS_ASSERT(rate_Bps > 0 && seconds < 9.2e6,
+  // A transfer past the end of simulated time means a zero or absurd rate upstream.
+  CS_ASSERT(rate_Bps > 0 && seconds < kEndOfTimeSeconds,
             std::to_string(bytes) + " bytes at " + std::to_string(rate_Bps) + " B/s never finish");
   return ps_from_seconds(seconds);
 }
