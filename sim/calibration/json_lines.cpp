@@ -1,5 +1,7 @@
-// A character scan with a stack of open objects and arrays: each value start is recorded under
-// the pointer of the member key or array index that leads to it.
+// A character scan with a stack of open objects and arrays: each value is recorded under the
+// pointer of the member key or array index that leads to it, at the line of that key (a member)
+// or of the value itself (an array element or the document). A key's escapes are not decoded
+// ("\u00e9" stays "u00e9"), so a member whose key holds one is found at its parent's line.
 #include "calibration/json_lines.hpp"
 
 #include <cctype>
@@ -10,8 +12,9 @@ namespace {
 
 struct Frame {
   bool array = false;
-  int index = 0;    // arrays: the element being read
-  std::string key;  // objects: the member being read
+  int index = 0;     // arrays: the element being read
+  std::string key;   // objects: the member being read
+  int key_line = 0;  // objects: the line its key stands on
 };
 
 std::string pointer_of(const std::vector<Frame>& stack) {
@@ -63,6 +66,7 @@ std::map<std::string, int> json_value_lines(std::string_view text) {
     }
     if (expect == Expect::key) {
       if (c == '"') {
+        stack.back().key_line = line;
         stack.back().key = read_string();
         expect = Expect::colon;
         continue;
@@ -100,9 +104,10 @@ std::map<std::string, int> json_value_lines(std::string_view text) {
       ++i;
       continue;
     }
-    lines.emplace(pointer_of(stack), line);
+    lines.emplace(pointer_of(stack),
+                  !stack.empty() && !stack.back().array ? stack.back().key_line : line);
     if (c == '{' || c == '[') {
-      stack.push_back(Frame{c == '[', 0, {}});
+      stack.push_back(Frame{c == '[', 0, {}, 0});
       expect = c == '{' ? Expect::key : Expect::value;
       ++i;
     } else if (c == '"') {

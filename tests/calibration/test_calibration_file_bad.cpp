@@ -60,7 +60,9 @@ TEST_CASE("json_value_lines: each value's pointer and the line it starts on") {
       "    [],\n"                 // 5: /b/1, an empty array
       "    2\n"                   // 6: /b/2
       "  ],\n"
-      "  \"d/e\": {}\n"  // 8: /d~1e (RFC 6901 escapes '/')
+      "  \"d/e\": {},\n"  // 8: /d~1e (RFC 6901 escapes '/')
+      "  \"f\":\n"        // 9: /f, at its key's line, not at its value's
+      "    3\n"
       "}\n";
   const auto lines = json_value_lines(text);
   CHECK(lines.at("") == 1);
@@ -71,7 +73,8 @@ TEST_CASE("json_value_lines: each value's pointer and the line it starts on") {
   CHECK(lines.at("/b/1") == 5);
   CHECK(lines.at("/b/2") == 6);
   CHECK(lines.at("/d~1e") == 8);
-  CHECK(lines.size() == 8);
+  CHECK(lines.at("/f") == 9);
+  CHECK(lines.size() == 9);
   // A missing member is placed on its object's line.
   const JsonLines where("f.json", text);
   CHECK(where.at("/b/0/missing").line == 4);
