@@ -192,6 +192,11 @@ void run_coll(const CollArgs& a) {
               << " us, the GPUs' time), as nccl-tests times it\n";
   }
   if (!reduced.empty()) std::cout << "# " << reduced << "\n";
+  if (shape.n_ranks == 1) {
+    std::cout << "# one rank: NCCL runs no algorithm, it copies the send buffer into the receive "
+                 "buffer on the GPU (out of place); algo, proto and channels are the tuner's "
+                 "unused pick\n";
+  }
   std::cout << "# ring graph: " << shape.ring.n_channels << " channels x "
             << shape.ring.bw_intra_GBps << " GB/s, run on "
             << std::min(shape.ring.n_channels * comm.params().runtime_channel_multiplier,

@@ -12,6 +12,7 @@
 #include "collectives/ring_passes.hpp"
 #include "core/error.hpp"
 #include "network/analytical_network.hpp"
+#include "network/copies.hpp"
 #include "network/flow_network.hpp"
 
 namespace cs::coll {
@@ -203,7 +204,15 @@ void Communicator::run(EventQueue& queue, net::NetworkModel& network, const Coll
       if (!pass.empty()) state->passes.push_back(std::move(pass));
     }
   }
-  if (state->passes.empty()) {  // one rank: nothing moves
+  if (n == 1 && S > 0) {
+    // One rank: NCCL moves nothing between GPUs, but out of place (nccl-tests' first column) it
+    // copies the send buffer into the receive buffer (enqueue.cc, ncclLaunchOneRank: a
+    // cudaMemcpyAsync device to device; in place nothing), a copy within the GPU's memory.
+    const topo::ClusterGraph& graph = routes_.graph();
+    const int gpu = graph.cluster().ranks[static_cast<std::size_t>(layout_.ranks.front())];
+    state->passes.push_back(Pass{net::device_copy(graph, gpu, S)});
+  }
+  if (state->passes.empty()) {  // nothing to move (0 bytes)
     queue.schedule(queue.now(), [state] { start_next_pass(state); });
     return;
   }
