@@ -293,7 +293,8 @@ void attach_tuning(const std::shared_ptr<Clique>& clique, const std::string& log
 }
 
 void setup(const cs_cal::Options& options, cs_cal::Harness& harness) {
-  const int visible = cs_cal::require_gpus(2);
+  // Two GPUs by default; --nranks=1 asks for NCCL's one-rank path (a copy on the GPU) on purpose.
+  const int visible = cs_cal::require_gpus(options.integer("nranks") == 1 ? 1 : 2);
   const int n =
       options.integer("nranks") > 0 ? static_cast<int>(options.integer("nranks")) : visible;
   cs_cal::require_gpus(n);
