@@ -20,6 +20,14 @@ std::string matches(int hits, int points) {
   return b;
 }
 
+// A table line without the padding of its last column, so that no line ends in spaces.
+std::string trimmed(const char* formatted) {
+  std::string out = formatted;
+  const std::size_t end = out.find_last_not_of(" \n");
+  out.erase(end == std::string::npos ? 0 : end + 1);
+  return out + "\n";
+}
+
 std::string line(const ErrorRow& r, bool with_ranks) {
   char b[256];
   const std::string ranks = with_ranks ? std::to_string(r.n_ranks) : "all";
@@ -29,7 +37,7 @@ std::string line(const ErrorRow& r, bool with_ranks) {
                 percent(r.calibrated_median).c_str(), percent(r.calibrated_worst).c_str(),
                 matches(r.prior_choice_matches, r.choice_points).c_str(),
                 matches(r.calibrated_choice_matches, r.choice_points).c_str());
-  return b;
+  return trimmed(b);
 }
 
 std::string header() {
@@ -37,10 +45,10 @@ std::string header() {
   std::snprintf(b, sizeof b, "  %-13s %-5s %-13s %6s %9s %9s %9s %9s  %-12s %-12s\n", "what",
                 "ranks", "config", "points", "prior med", "worst", "calib med", "worst",
                 "algo/proto", "algo/proto");
-  std::string out = b;
+  std::string out = trimmed(b);
   std::snprintf(b, sizeof b, "  %-13s %-5s %-13s %6s %9s %9s %9s %9s  %-12s %-12s\n", "", "", "",
                 "", "|error|", "|error|", "|error|", "|error|", "prior=NCCL", "calib=NCCL");
-  return out + b;
+  return out + trimmed(b);
 }
 
 nlohmann::json row_json(const ErrorRow& r) {
