@@ -14,7 +14,7 @@ namespace cs {
 
 std::string write_temporary(const std::string& path, std::string_view content,
                             const std::string& what) {
-  const std::string temporary = path + ".clustersim-" + std::to_string(::getpid()) + ".tmp";
+  std::string temporary = path + ".clustersim-" + std::to_string(::getpid()) + ".tmp";
   std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
   if (!out) {
     throw InputError(SourceLoc{path, 0}, "", "cannot write " + what + ": " + std::strerror(errno));
