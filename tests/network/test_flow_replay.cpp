@@ -1,5 +1,5 @@
 // replay_flows on the example fabric (tests/data/flows/two-servers.yaml): which nodes may be their
-// own destination.
+// own destination; and a transfer too slow for simulated time.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "network/flow_replay.hpp"
+#include "network/transfer_time.hpp"
 #include "topology/graph.hpp"
 #include "topology/loader.hpp"
 
@@ -39,6 +40,14 @@ TEST_CASE("a GPU copies to itself; any other node as its own destination is refu
     CHECK_THROWS_WITH_AS(replay_flows(graph, {to_itself(cluster, node, 1e9)}, Fidelity::flow),
                          doctest::Contains(expected.c_str()), InputError);
   }
+}
+
+TEST_CASE("a transfer that would outlast simulated time is bad input, not a crash") {
+  // 1 GB at 100 GB/s: 10 ms exactly. 1 GB at 1 B/s: 1e9 s, past the end of TimePs (9.2e6 s);
+  // such a rate can only come from the input (a 1 bps link), so it is an InputError.
+  CHECK(transfer_time_ps(1e9, 100e9) == 10 * kPsPerMs);
+  CHECK_THROWS_WITH_AS(transfer_time_ps(1e9, 1.0),
+                       doctest::Contains("past the end of simulated time"), InputError);
 }
 
 }  // namespace
