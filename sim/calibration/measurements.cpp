@@ -87,7 +87,10 @@ void read_measurement_text(const std::string& text, const std::string& file_name
   if (!doc.contains("schema") || !doc["schema"].is_string())
     throw InputError(top, "schema", std::string("missing; expected \"") + kSchema + "\"");
   const std::string schema = doc["schema"].get<std::string>();
-  if (schema.rfind(kFittedSchemaPrefix, 0) == 0) return;
+  if (schema.rfind(kFittedSchemaPrefix, 0) == 0) {
+    out.fitted_files.push_back(file_name);
+    return;
+  }
   if (schema != kSchema)
     throw InputError(top, "schema",
                      "unknown schema '" + schema + "'; expected \"" + kSchema + "\"");

@@ -91,6 +91,9 @@ struct NodeInfo {
 struct Measurements {
   std::string folder;
   std::vector<std::string> files;  // the JSON files read, sorted
+  // Those of `files` that are the fitter's own output (calibration.json beside the measurements),
+  // skipped: no record comes from them, and `fit -o` may replace them.
+  std::vector<std::string> fitted_files;
   NodeInfo node;
   std::vector<NcclPoint> nccl;
   std::vector<CopyPoint> copies;

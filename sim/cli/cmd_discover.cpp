@@ -5,6 +5,7 @@
 
 #include "calibration/discover.hpp"
 #include "cli/commands.hpp"
+#include "cli/output_files.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/input_file.hpp"
@@ -25,6 +26,8 @@ std::string read_text(const std::string& path, const std::string& flag) {
 }
 
 void run_discover(DiscoverArgs a) {
+  refuse_outputs_over_inputs(
+      {{"--out", a.out}}, {{"--nvidia-smi file", a.nvidia_smi}, {"--nccl-xml file", a.nccl_xml}});
   a.options.smi_source = a.nvidia_smi;
   const cal::SmiTopology smi =
       cal::parse_nvidia_smi_topo(read_text(a.nvidia_smi, "--nvidia-smi"), a.nvidia_smi);

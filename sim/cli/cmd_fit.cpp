@@ -11,6 +11,7 @@
 #include "calibration/machine_match.hpp"
 #include "calibration/timing_select.hpp"
 #include "cli/commands.hpp"
+#include "cli/output_files.hpp"
 #include "core/error.hpp"
 #include "topology/loader.hpp"
 
@@ -64,6 +65,9 @@ cal::Split split_from(const FitArgs& a, const cal::Measurements& data) {
 void run_fit(const FitArgs& a) {
   const cal::NcclTiming timing = cal::nccl_timing_option(a.timing, "timing");
   cal::Measurements data = cal::read_measurements(a.data);
+  std::vector<NamedPath> inputs = measurement_inputs(data);
+  inputs.push_back({"--topology file", a.topology});
+  refuse_outputs_over_inputs({{"--out", a.out}}, inputs);
   const cal::TimingSelection selected = cal::select_nccl_timing(data, timing);
   const cal::Split split = split_from(a, data);
   const topo::Cluster cluster = topo::load_cluster(a.topology);

@@ -25,6 +25,11 @@ struct FlowsOptions {
 };
 
 void run_flows(const FlowsOptions& options) {
+  refuse_outputs_over_inputs(
+      {{"--csv", options.csv_out},
+       {"--links-csv", options.links_csv_out},
+       {"--trace", options.trace_out}},
+      {{"--topology file", options.topology}, {"--flows file", options.flows}});
   const topo::Cluster cluster = topo::load_cluster(options.topology);
   const topo::ClusterGraph graph(cluster);
   const auto requests = net::load_flow_table(options.flows, cluster);

@@ -33,6 +33,10 @@ struct ValidateArgs {
 void run_validate(const ValidateArgs& a) {
   const cal::NcclTiming timing = cal::nccl_timing_option(a.timing, "timing");
   cal::Measurements data = cal::read_measurements(a.data);
+  std::vector<NamedPath> inputs = measurement_inputs(data);
+  inputs.push_back({"--topology file", a.topology});
+  inputs.push_back({"--calibration file", a.calibration});
+  refuse_outputs_over_inputs({{"--csv", a.csv}, {"--json", a.json}}, inputs);
   const cal::TimingSelection selected = cal::select_nccl_timing(data, timing);
   const topo::Cluster cluster = topo::load_cluster(a.topology);
   cal::check_measurements_match(data, cluster);
