@@ -4,6 +4,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <filesystem>
+
 #include "core/input_file.hpp"
 #include "topology/expand_cluster.hpp"
 #include "topology/fabric.hpp"
@@ -28,7 +30,9 @@ Cluster load_cluster_from_string(std::string_view yaml_text, const std::string& 
   const spec::TopologySpec topology = parse_topology(root, display_name);
 
   Cluster cluster;
-  cluster.name = topology.name.empty() ? display_name : topology.name;
+  // Without `name:`, the file's stem (topologies/foo.yaml -> foo), as output headers show it.
+  const std::string stem = std::filesystem::path(display_name).stem().string();
+  cluster.name = !topology.name.empty() ? topology.name : stem.empty() ? display_name : stem;
   cluster.source_file = display_name;
   cluster.gpu_models = topology.gpu_models;
   ClusterBuilder builder(cluster);

@@ -179,8 +179,9 @@ cluster: [{server: s}]
   CHECK(c.links[0].latency == 1'500'000);
   CHECK(c.links[0].label == "custom");
   CHECK(c.links[0].lanes == 18);
-  // Without a `name:` the cluster is named after the file; the default instance prefix is "node".
-  CHECK(c.name == "inline.yaml");
+  // Without a `name:` the cluster is named after the file's stem; the default instance prefix is
+  // "node".
+  CHECK(c.name == "inline");
   CHECK(c.servers[0].name == "node0");
   CHECK(c.nodes[0].name == "node0/gpu0");
 }
