@@ -74,6 +74,9 @@ std::vector<CopyFit> fit_copies(const Measurements& data, const Split& split) {
       f = fit_relative_robust(rows);
       f.coef[0] = latency_us;
     } else {
+      // The latency is constrained to >= 0, as the calibration loader requires (0..1 s): where
+      // the unconstrained intercept is negative, fit_relative's active set fixes the latency at
+      // 0 and refits the bandwidth alone with the same weights (test_fit_links_intercept.cpp).
       f = fit_alpha_beta(bytes, times);
     }
     CopyFit fit;

@@ -18,7 +18,7 @@ namespace cs::cal {
 
 struct CopyFit {
   std::string path;  // h2d_pinned, d2h_pinned, h2d_pageable, d2h_pageable, peer, peer_bidir, d2d
-  double latency_us = 0;
+  double latency_us = 0;      // >= 0: a negative intercept is fitted as 0 (fit_links.cpp)
   double bandwidth_GBps = 0;  // per direction
   int points = 0;             // training points
   double rms_rel_error = 0;   // of the fit on its training points
