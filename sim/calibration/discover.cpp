@@ -38,15 +38,17 @@ const KnownGpu& resolve_model(const NcclTopology* nccl, const DiscoverOptions& o
     std::string known;
     for (const KnownGpu& g : known_gpus())
       known += std::string(known.empty() ? "" : ", ") + "'" + g.smi_name + "'";
-    const std::string what = options.gpu.empty()
-                                 ? (nccl ? "PCI device " + nccl->gpus.front().pci_device +
-                                               " of the NCCL XML is not a known GPU"
-                                         : "nvidia-smi topo -m does not name the GPU model")
-                                 : "unknown GPU '" + options.gpu + "'";
+    const std::string what =
+        options.gpu.empty()
+            ? (nccl ? "PCI device " + nccl->gpus.front().pci_device +
+                          " of the NCCL XML is not a known GPU"
+                    : options.smi_source + " (nvidia-smi topo -m) does not name the GPU model")
+            : "unknown GPU '" + options.gpu + "'";
     const std::string message = what + "; give --gpu with one of " + known;
     if (!options.gpu.empty()) throw flag_error("--gpu", message);
     if (nccl != nullptr) throw InputError(nccl->gpus.front().loc, "device", message);
-    throw InputError(SourceLoc{options.smi_source, 0}, "--gpu", message);
+    // Nothing in the file is wrong: the model is missing from it, and only a flag supplies it.
+    throw flag_error("--gpu", "required without --nccl-xml: " + message);
   }
   return *model;
 }
@@ -81,6 +83,39 @@ std::vector<int> sockets_of_gpus(const SmiTopology& smi, const std::vector<int>&
   }
   sockets = std::max<int>(1, static_cast<int>(numa_ids.size()));
   return socket;
+}
+
+// NVLink in the inputs (a NV# cell of nvidia-smi's matrix, else an NVSwitch link in NCCL's XML)
+// on a GPU model without it: the error points at that cell or element and names where the model
+// came from (--gpu, or the XML's PCI device).
+[[noreturn]] void throw_nvlink_without_model(const SmiTopology& smi, const std::vector<int>& gpus,
+                                             const NcclTopology* nccl, const KnownGpu& model,
+                                             const DiscoverOptions& options) {
+  const std::string from = !options.gpu.empty() || nccl == nullptr
+                               ? "--gpu '" + options.gpu + "'"
+                               : "the NCCL XML's PCI device " + nccl->gpus.front().pci_device;
+  const std::string has_none = ", but " + from + " is " + model.model +
+                               ", which has no NVLink; check " +
+                               (options.gpu.empty() ? "the inputs" : "--gpu");
+  for (const int r : gpus) {
+    for (const int c : gpus) {
+      const SmiCell& cell = smi.matrix[r][c];
+      if (cell.link != SmiLink::nvlink) continue;
+      throw InputError(SourceLoc{options.smi_source, smi.devices[r].line}, smi.devices[c].name,
+                       smi.devices[r].name + " and " + smi.devices[c].name + " connect by NV" +
+                           std::to_string(cell.nvlinks) + has_none);
+    }
+  }
+  for (std::size_t i = 0; nccl != nullptr && i < nccl->gpus.size(); ++i) {
+    const NcclGpu& g = nccl->gpus[i];
+    for (const NcclNvlink& l : g.nvlinks) {
+      if (l.to_nvswitch())
+        throw InputError(
+            g.loc, "nvlink",
+            "GPU dev " + std::to_string(g.dev) + " has NVLinks to an NVSwitch" + has_none);
+    }
+  }
+  throw InternalError("discover: NVLink was seen, but neither input shows where");
 }
 
 }  // namespace
@@ -142,11 +177,8 @@ DiscoveredServer discover_server(const SmiTopology& smi, const NcclTopology* ncc
   } else {
     out.nvswitch = uniform;
   }
-  if ((any_nvlink || out.nvswitch) && model.nvlink_generation == 0) {
-    throw InputError(
-        SourceLoc{options.smi_source, 0}, "--gpu",
-        "NVLink between GPUs, but " + std::string(model.model) + " has none; check --gpu");
-  }
+  if ((any_nvlink || out.nvswitch) && model.nvlink_generation == 0)
+    throw_nvlink_without_model(smi, gpus, nccl, model, options);
   const std::string nvlink_type =
       "type: nvlink, generation: " + std::to_string(model.nvlink_generation) + ", count: ";
   for (size_t g = 0; g < gpus.size(); ++g) {
@@ -185,10 +217,17 @@ DiscoveredServer discover_server(const SmiTopology& smi, const NcclTopology* ncc
     out.nic_names.push_back(d.legend_name.empty() ? d.name : d.legend_name);
   }
   if (out.sockets > 1 && options.socket_bandwidth.empty()) {
-    throw InputError(SourceLoc{options.smi_source, 0}, "--socket-bandwidth",
-                     "required: the file shows " + std::to_string(out.sockets) +
-                         " NUMA nodes, and neither input reports the bandwidth between sockets "
-                         "(e.g. UPI 2.0 x4 = 128GB/s)");
+    // At the row of the first GPU on another NUMA node than the first GPU's.
+    std::size_t other = 1;
+    while (gpu_socket[other] == gpu_socket.front()) ++other;
+    const SmiDevice& first = smi.devices[gpus.front()];
+    const SmiDevice& second = smi.devices[gpus[other]];
+    throw InputError(SourceLoc{options.smi_source, second.line}, "NUMA Affinity",
+                     second.name + " is on NUMA node " + second.numa_affinity + ", " + first.name +
+                         " on " + (first.numa_affinity.empty() ? "?" : first.numa_affinity) + ": " +
+                         std::to_string(out.sockets) +
+                         " sockets, and neither input reports the bandwidth between them; give "
+                         "--socket-bandwidth (e.g. UPI 2.0 x4 = 128GB/s)");
   }
 
   // PCIe switches: NCCL names the bridge above each device; without NCCL, devices that nvidia-smi

@@ -155,7 +155,7 @@ TEST_CASE("discover refuses what it cannot know") {
   SUBCASE("NVLink on a model without it") {
     o.gpu = "NVIDIA L40S";
     CHECK_THROWS_WITH_AS(cs::cal::discover_server(smi, nullptr, o),
-                         doctest::Contains("L40S has none"), cs::InputError);
+                         doctest::Contains("is L40S, which has no NVLink"), cs::InputError);
   }
 }
 
