@@ -61,7 +61,7 @@ void apply_links(const Calibration& c, topo::Cluster& cluster) {
   }
   if (const CopyFit* d2d = find_copy_fit(c.copies, "d2d")) {
     for (topo::GpuModel& m : cluster.gpu_models) {
-      m.memory_bandwidth_Bps = 2.0 * d2d->bandwidth_GBps * 1e9;
+      m.copy_Bps = d2d->bandwidth_GBps * 1e9;
       m.copy_latency = ps_from_seconds(d2d->latency_us * 1e-6);
     }
   }

@@ -10,6 +10,19 @@
 namespace cs::net {
 namespace {
 
+// Priors for a device-to-device copy, from our measurements (NVIDIA H100 80GB HBM3 and H200,
+// driver 580.159.04; calibrate/data/h100x1-onerank, h200x1-onerank):
+// - rate: from 256 MiB to 1 GiB the copy moves 1.51 TB/s on the H100 (copy.json) and 2.14 TB/s on
+//   the H200 (NCCL one-rank calls, gated), 0.90 and 0.89 of half the datasheet's 3.35 and
+//   4.8 TB/s;
+// - fixed cost: a gated one-rank NCCL call (a cudaMemcpyAsync device to device, timed on the GPU
+//   with the launches queued ahead) of 8 B - 4 KiB takes 2.01-2.10 us on the H100 and 1.65 us on
+//   the H200; the prior is the middle, 1.85 us, within 12 % of either.
+// Copies whose source and destination fit in the L2 cache together run faster when repeated on
+// the same buffers, as benchmarks do (H200, 16 MiB: 6.7 us against 9.6 us here): not modelled.
+constexpr double kDeviceCopyEfficiency = 0.90;
+constexpr double kDeviceCopyLatencyUs = 1.85;
+
 const topo::Node& gpu_at(const topo::ClusterGraph& graph, int gpu_node) {
   const auto& nodes = graph.cluster().nodes;
   CS_ASSERT(gpu_node >= 0 && static_cast<std::size_t>(gpu_node) < nodes.size(),
@@ -108,11 +121,20 @@ FlowSpec device_copy(const topo::ClusterGraph& graph, int gpu_node, double bytes
     throw InputError(gpu.loc, "model",
                      "gpu '" + gpu.name + "' has no memory bandwidth for a device-local copy");
   }
+  const topo::GpuModel& model = models[static_cast<std::size_t>(gpu.gpu_model)];
   FlowSpec spec;
   spec.bytes = bytes;
-  spec.max_rate_Bps = models[static_cast<std::size_t>(gpu.gpu_model)].memory_bandwidth_Bps / 2;
-  spec.latency = models[static_cast<std::size_t>(gpu.gpu_model)].copy_latency;
+  spec.max_rate_Bps = device_copy_Bps(model);
+  spec.latency = device_copy_latency(model);
   return spec;
+}
+
+double device_copy_Bps(const topo::GpuModel& model) {
+  return model.copy_Bps.value_or(model.memory_bandwidth_Bps / 2 * kDeviceCopyEfficiency);
+}
+
+TimePs device_copy_latency(const topo::GpuModel& model) {
+  return model.copy_latency.value_or(ps_from_seconds(kDeviceCopyLatencyUs * 1e-6));
 }
 
 }  // namespace cs::net

@@ -32,9 +32,13 @@ FlowSpec device_to_host(const topo::ClusterGraph& graph, int gpu_node, double by
 // GPU -> GPU over the route between them (NVLink, or PCIe through switches and sockets).
 FlowSpec peer_copy(const topo::ClusterGraph& graph, int src_gpu, int dst_gpu, double bytes);
 
-// A copy within one GPU's memory: every byte is read once and written once, so it runs at half
-// the memory bandwidth (GpuModel::memory_bandwidth_Bps / 2), after the model's copy latency
-// (0 until calibrated); it crosses no channel.
+// A copy within one GPU's memory (cudaMemcpy device to device; NCCL's one-rank collectives): it
+// crosses no channel. Every byte is read once and written once, so it runs at most at half the
+// memory bandwidth; measured, a cudaMemcpy reaches 0.90 of that, after a fixed cost of about
+// 1.85 us on the GPU (device_copy_Bps, device_copy_latency). A calibration's d2d fit replaces both
+// (GpuModel::copy_Bps, copy_latency).
 FlowSpec device_copy(const topo::ClusterGraph& graph, int gpu_node, double bytes);
+double device_copy_Bps(const topo::GpuModel& model);
+TimePs device_copy_latency(const topo::GpuModel& model);
 
 }  // namespace cs::net

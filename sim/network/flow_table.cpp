@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "core/input_file.hpp"
+#include "network/copies.hpp"
 
 namespace cs::net {
 namespace {
@@ -135,14 +136,14 @@ TimePs parse_start(std::string_view text, const SourceLoc& loc) {
 }
 
 // The slowest rate a flow can be held to by itself: a link direction's effective bandwidth, or a
-// device-local copy's (half the GPU's memory bandwidth, copies.cpp).
+// device-local copy's (device_copy_Bps).
 double slowest_rate_Bps(const topo::Cluster& cluster) {
   double slowest = std::numeric_limits<double>::infinity();
   for (const topo::Link& l : cluster.links) {
     if (l.effective_bandwidth_Bps() > 0) slowest = std::min(slowest, l.effective_bandwidth_Bps());
   }
   for (const topo::GpuModel& m : cluster.gpu_models) {
-    if (m.memory_bandwidth_Bps > 0) slowest = std::min(slowest, m.memory_bandwidth_Bps / 2);
+    if (m.memory_bandwidth_Bps > 0) slowest = std::min(slowest, device_copy_Bps(m));
   }
   return slowest;
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,9 +29,12 @@ struct GpuModel {
   double fp32_flops = 0;
   double memory_bytes = 0;
   double memory_bandwidth_Bps = 0;
-  // Fixed cost of a device-local copy (its kernel's launch and drain): not in the topology file,
-  // 0 until a calibration sets it (calibration_file_apply.cpp, from the d2d copy fit).
-  TimePs copy_latency = 0;
+  // A device-local copy (cudaMemcpy device to device): its rate and its fixed cost (the copy's
+  // launch and drain on the GPU). Not in the topology file: set by a calibration
+  // (calibration_file_apply.cpp, from the d2d copy fit); unset, network/copies.cpp uses measured
+  // priors.
+  std::optional<double> copy_Bps;
+  std::optional<TimePs> copy_latency;
   SourceLoc loc;
 };
 

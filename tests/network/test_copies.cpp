@@ -135,26 +135,31 @@ TEST_CASE("pageable copies need the socket's staging rate") {
   CHECK_NOTHROW(device_to_host(graph, s.gpu2, 1e9, HostMemory::pinned));
 }
 
-TEST_CASE("peer copies follow the route; device-local copies run at half the memory bandwidth") {
+TEST_CASE(
+    "peer copies follow the route; device-local copies run at 0.9 x half the memory bandwidth") {
   TwoSocketServer s;
   const topo::ClusterGraph graph(s.b.cluster);
   // Alone: gpu0 -> gpu1 under one switch, 2 hops of 50 GB/s: 20 ms + 2 us.
   // gpu0 -> gpu2 across sockets: gpu0-sw0-cpu0-cpu1-sw1-gpu2, bottleneck 50 GB/s, latency
   // 1 + 1 + 2 + 1 + 1 = 6 us: 20 ms + 6 us.
-  // Device-local: 3 TB/s / 2 = 1.5 TB/s: 1 GB in 666.666... us, rounded to 666,666,667 ps.
+  // Device-local, priors (copies.cpp): 3 TB/s / 2 x 0.9 = 1.35 TB/s: 1 GB in 740.7407... us,
+  // rounded to 740,740,741 ps, after the fixed 1.85 us.
   const auto alone = run_all(graph, {peer_copy(graph, s.gpu0, s.gpu1, 1e9)});
   CHECK(alone.at(0) == 20 * kPsPerMs + 2 * kPsPerUs);
   const auto across = run_all(graph, {peer_copy(graph, s.gpu0, s.gpu2, 1e9)});
   CHECK(across.at(0) == 20 * kPsPerMs + 6 * kPsPerUs);
   const auto local = run_all(graph, {device_copy(graph, s.gpu1, 1e9)});
-  CHECK(local.at(0) == 666'666'667);
-  // A calibrated copy latency (the copy kernel's fixed cost) comes first: 3.7 us + the same.
+  CHECK(local.at(0) == 1'850'000 + 740'740'741);
+  // A calibration's d2d fit replaces both: 3.7 us, then 1 GB at 1.6 TB/s = 625 us.
   topo::Cluster calibrated = s.b.cluster;
-  for (topo::GpuModel& m : calibrated.gpu_models) m.copy_latency = 3'700'000;
+  for (topo::GpuModel& m : calibrated.gpu_models) {
+    m.copy_latency = 3'700'000;
+    m.copy_Bps = 1.6e12;
+  }
   const topo::ClusterGraph calibrated_graph(calibrated);
   CHECK(run_all(calibrated_graph, {device_copy(calibrated_graph, s.gpu1, 1e9)}).at(0) ==
-        3'700'000 + 666'666'667);
-  CHECK(peer_copy(graph, s.gpu1, s.gpu1, 1e9).max_rate_Bps == 1.5e12);  // to itself: local
+        3'700'000 + 625 * kPsPerUs);
+  CHECK(peer_copy(graph, s.gpu1, s.gpu1, 1e9).max_rate_Bps == 1.35e12);  // to itself: local
   // Both peer copies at once share gpu0 -> sw0: 25 GB/s each, both drain 1 GB at 40 ms.
   const auto both = run_all(
       graph, {peer_copy(graph, s.gpu0, s.gpu1, 1e9), peer_copy(graph, s.gpu0, s.gpu2, 1e9)});

@@ -78,8 +78,9 @@ TEST_CASE("the example matrix: completion times derived by hand") {
   // e: cpu -> pcie -> gpu0, 1 GB: 0-10 ms at 50 GB/s (0.5 GB), 10-20 ms at 25 beside d
   // (0.25 GB), then 50 again for the last 0.25 GB (5 ms): 25 ms + 2 x 1 us.
   CHECK(finish.at("e") == "25002.000000");
-  // f: a GPU to itself is a device-local copy at 1 TB/s / 2: 1 GB in 2 ms, no latency.
-  CHECK(finish.at("f") == "2000.000000");
+  // f: a GPU to itself is a device-local copy (copies.cpp's priors): the fixed 1.85 us, then
+  // 1 GB at 0.9 x 1 TB/s / 2 = 450 GB/s, 2222.222222 us: 2224.072222 us.
+  CHECK(finish.at("f") == "2224.072222");
   // g: zero bytes at 5 ms: the route's latency alone, 8 us.
   CHECK(finish.at("g") == "5008.000000");
   // h: 4 KiB over NVLink at 30 ms: 4096 B / 100 GB/s = 40.96 ns, + 1 us.
