@@ -35,7 +35,7 @@ struct ReplayResult {
 };
 
 // Each request becomes a flow at its start time: between two GPUs a peer copy (a GPU to itself:
-// a device-local copy at half its memory bandwidth), otherwise the route between the nodes.
+// a device-local copy, net::device_copy), otherwise the route between the nodes.
 // InputError (at the request's CSV line) if there is no route, or if a node other than a GPU is
 // its own destination. `record_loads` fills
 // ReplayResult::loads (flow fidelity).
