@@ -23,11 +23,13 @@ Calibration fit_calibration(const Measurements& data, const Split& split,
   c.topology = topology;
   c.split = split;
   c.nccl = fit_nccl(data, split, graph);
+  // A collective gets its own fit where it was run in forced configurations, or on one rank
+  // (NCCL's copy, whose host floor is the collective's own).
   for (const char* op : {"allreduce", "allgather", "reducescatter", "broadcast", "reduce"}) {
-    const bool forced = std::any_of(data.nccl.begin(), data.nccl.end(), [&](const NcclPoint& p) {
-      return p.op == op && !p.is_default();
+    const bool own = std::any_of(data.nccl.begin(), data.nccl.end(), [&](const NcclPoint& p) {
+      return p.op == op && (!p.is_default() || p.n_ranks == 1);
     });
-    if (forced) c.nccl_by_op.push_back(fit_nccl(data, split, graph, op));
+    if (own) c.nccl_by_op.push_back(fit_nccl(data, split, graph, op));
   }
   for (const char* op : {"alltoall", "sendrecv"}) {
     NcclFit f = fit_nccl_p2p(data, split, graph, op);

@@ -213,18 +213,19 @@ NcclFit fit_nccl(const Measurements& data, const Split& split, const topo::Clust
   out.params = coll::nccl_priors(arch);
   const std::vector<int> counts = nccl_rank_counts(data);
   if (counts.empty()) return out;
-  int largest_training = 0;
-  for (int n : counts) {
-    if (n >= 2 && !split.rank_held_out(n)) largest_training = std::max(largest_training, n);
-  }
-  if (largest_training == 0) return out;
-  // The floors of the collectives this fit reads (rows_for()): `op`'s, or every op's.
+  // The floors of the collectives this fit reads (rows_for()): `op`'s, or every op's. One-rank
+  // records have floors too (NCCL's launch of a copy), even where no constant can be fitted.
   FloorsByOp floors;
   for (const NcclPoint& p : data.nccl) {
     if ((op.empty() || p.op == op) && !floors.count(p.op))
       floors[p.op] = fit_host_floors(data, split, p.op);
   }
   if (!op.empty() && floors.count(op)) out.host_floors = floors.at(op);
+  int largest_training = 0;
+  for (int n : counts) {
+    if (n >= 2 && !split.rank_held_out(n)) largest_training = std::max(largest_training, n);
+  }
+  if (largest_training == 0) return out;
   const bool fixed_latency =
       std::any_of(floors.begin(), floors.end(), [](const auto& f) { return !f.second.empty(); });
 

@@ -51,7 +51,7 @@ void predict_nccl(const Measurements& data, const Calibration& cal, Predictor& p
   for (const NcclPoint& p : data.nccl) {
     const auto op = coll::parse_op(p.op);
     const auto options = forced_options(p);
-    if (!op || !options || p.n_ranks < 2 || p.n_ranks > prior.gpu_count()) continue;
+    if (!op || !options || p.n_ranks < 1 || p.n_ranks > prior.gpu_count()) continue;
     Prediction r;
     r.kind = "nccl";
     r.group = p.op;
@@ -99,6 +99,9 @@ void predict_copies(const Measurements& data, const Calibration& cal, const Pred
     r.measured_us = c.time_us;
     r.prior_us = prior.copy_us(c);
     r.calibrated_us = calibrated.copy_us(c);
+    // The d2d fit's intercept is the host's issue interval of back-to-back copies (apply_links).
+    if (const CopyFit* d2d = find_copy_fit(cal.copies, "d2d"); d2d && path == "d2d")
+      r.calibrated_us = std::max(d2d->latency_us, r.calibrated_us);
     out.push_back(r);
   }
 }

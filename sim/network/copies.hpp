@@ -35,10 +35,10 @@ FlowSpec peer_copy(const topo::ClusterGraph& graph, int src_gpu, int dst_gpu, do
 // A copy within one GPU's memory (cudaMemcpy device to device; NCCL's one-rank collectives): it
 // crosses no channel. Every byte is read once and written once, so it runs at most at half the
 // memory bandwidth; measured, a cudaMemcpy reaches 0.90 of that, after a fixed cost of about
-// 1.85 us on the GPU (device_copy_Bps, device_copy_latency). A calibration's d2d fit replaces both
-// (GpuModel::copy_Bps, copy_latency).
+// 1.85 us on the GPU (device_copy_Bps, device_copy_latency). A calibration's d2d fit replaces the
+// rate (GpuModel::copy_Bps).
 FlowSpec device_copy(const topo::ClusterGraph& graph, int gpu_node, double bytes);
 double device_copy_Bps(const topo::GpuModel& model);
-TimePs device_copy_latency(const topo::GpuModel& model);
+TimePs device_copy_latency();
 
 }  // namespace cs::net

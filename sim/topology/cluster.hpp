@@ -29,12 +29,10 @@ struct GpuModel {
   double fp32_flops = 0;
   double memory_bytes = 0;
   double memory_bandwidth_Bps = 0;
-  // A device-local copy (cudaMemcpy device to device): its rate and its fixed cost (the copy's
-  // launch and drain on the GPU). Not in the topology file: set by a calibration
-  // (calibration_file_apply.cpp, from the d2d copy fit); unset, network/copies.cpp uses measured
-  // priors.
+  // The rate of a device-local copy (cudaMemcpy device to device). Not in the topology file: set
+  // by a calibration (calibration_file_apply.cpp, from the d2d copy fit); unset,
+  // network/copies.cpp uses its measured prior.
   std::optional<double> copy_Bps;
-  std::optional<TimePs> copy_latency;
   SourceLoc loc;
 };
 

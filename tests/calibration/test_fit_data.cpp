@@ -116,7 +116,7 @@ TEST_CASE("pinned, peer, device and D2H pageable copies: held-out error inside t
   }
 }
 
-TEST_CASE("a device copy's latency is the median time of the training copies that fit in L2") {
+TEST_CASE("a device copy's intercept is the median time of the training copies that fit in L2") {
   std::vector<double> in_cache;
   const int gap = copy_gap(fixture().data, "d2d");
   for (const CopyPoint& c : fixture().data.copies) {
@@ -130,11 +130,20 @@ TEST_CASE("a device copy's latency is the median time of the training copies tha
   const CopyFit* d2d = find_copy_fit(fixture().calibration.copies, "d2d");
   REQUIRE(d2d != nullptr);
   CHECK(d2d->latency_us == median);
-  // Applied to the cluster, every GPU model carries it, in picoseconds.
+  // Applied to the cluster, every GPU model takes the fitted rate but not the intercept, which is
+  // the host's issue interval of back-to-back copies: the GPU keeps the prior fixed cost.
   cs::topo::Cluster cluster = fixture().cluster;
   apply_links(fixture().calibration, cluster);
   for (const cs::topo::GpuModel& m : cluster.gpu_models)
-    CHECK(m.copy_latency == cs::ps_from_seconds(median * 1e-6));
+    CHECK(m.copy_Bps == d2d->bandwidth_GBps * 1e9);
+  // validate floors each d2d copy with it: a 4 KiB copy's calibrated time is the intercept
+  // (1.85 us + 4096 B at the fitted rate is less).
+  const std::vector<Prediction>& predictions = validation().predictions;
+  const auto small = std::find_if(predictions.begin(), predictions.end(), [](const Prediction& p) {
+    return p.kind == "copy" && p.group == "d2d" && p.bytes == 4096;
+  });
+  REQUIRE(small != predictions.end());
+  CHECK(small->calibrated_us == median);
 }
 
 TEST_CASE("the GEMM model interpolates: held-out shapes are predicted from the trained ones") {

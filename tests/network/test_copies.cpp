@@ -150,15 +150,12 @@ TEST_CASE(
   CHECK(across.at(0) == 20 * kPsPerMs + 6 * kPsPerUs);
   const auto local = run_all(graph, {device_copy(graph, s.gpu1, 1e9)});
   CHECK(local.at(0) == 1'850'000 + 740'740'741);
-  // A calibration's d2d fit replaces both: 3.7 us, then 1 GB at 1.6 TB/s = 625 us.
+  // A calibration's d2d fit replaces the rate: the fixed 1.85 us, then 1 GB at 1.6 TB/s = 625 us.
   topo::Cluster calibrated = s.b.cluster;
-  for (topo::GpuModel& m : calibrated.gpu_models) {
-    m.copy_latency = 3'700'000;
-    m.copy_Bps = 1.6e12;
-  }
+  for (topo::GpuModel& m : calibrated.gpu_models) m.copy_Bps = 1.6e12;
   const topo::ClusterGraph calibrated_graph(calibrated);
   CHECK(run_all(calibrated_graph, {device_copy(calibrated_graph, s.gpu1, 1e9)}).at(0) ==
-        3'700'000 + 625 * kPsPerUs);
+        1'850'000 + 625 * kPsPerUs);
   CHECK(peer_copy(graph, s.gpu1, s.gpu1, 1e9).max_rate_Bps == 1.35e12);  // to itself: local
   // Both peer copies at once share gpu0 -> sw0: 25 GB/s each, both drain 1 GB at 40 ms.
   const auto both = run_all(

@@ -1,0 +1,75 @@
+// One-rank NCCL records (calibrate/data/h200x1-onerank: a 1 x H200 machine, every size also gated)
+// in fit and validate: NCCL's copy of the send buffer, timed on the GPU and as nccl-tests times it.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "calibration/calibration_file.hpp"
+#include "calibration/fit.hpp"
+#include "calibration/measurements.hpp"
+#include "calibration/timing_select.hpp"
+#include "calibration/validate.hpp"
+#include "topology/graph.hpp"
+#include "topology/loader.hpp"
+
+namespace {
+
+using namespace cs::cal;
+
+const std::string kRoot = CLUSTERSIM_SOURCE_DIR;
+
+struct OneRank {
+  Measurements data;
+  cs::topo::Cluster cluster = cs::topo::load_cluster(kRoot + "/topologies/dgx-h200.yaml");
+  Calibration calibration;
+  Validation validation;
+  explicit OneRank(NcclTiming timing)
+      : data(read_measurements(kRoot + "/calibrate/data/h200x1-onerank")) {
+    select_nccl_timing(data, timing);
+    const Split split = default_split(nccl_rank_counts(data));
+    const cs::topo::ClusterGraph graph(cluster);
+    calibration = fit_calibration(data, split, graph, "h200x1-onerank", "dgx-h200.yaml");
+    validation = validate(data, cluster, calibration);
+  }
+  const Prediction& allreduce_at(double bytes) const {
+    const auto it = std::find_if(
+        validation.predictions.begin(), validation.predictions.end(), [bytes](const Prediction& p) {
+          return p.kind == "nccl" && p.group == "allreduce" && p.n_ranks == 1 && p.bytes == bytes;
+        });
+    REQUIRE(it != validation.predictions.end());
+    return *it;
+  }
+};
+
+TEST_CASE("one-rank records are predicted as NCCL's device copy, on the GPU") {
+  const OneRank r(NcclTiming::gated);
+  // 8 B, gated: the copy's fixed 1.85 us (network/copies.cpp), then 8 B at 0.9 x 4.8 TB/s / 2 =
+  // 2.16 TB/s (dgx-h200.yaml's memory bandwidth): 8 / 2.16e12 s = 3.7e-6 us. Calibrated: the
+  // same fixed cost (the d2d fit's intercept is the host's issue interval, not the GPU's) and the
+  // fitted rate.
+  const Prediction& p = r.allreduce_at(8);
+  CHECK(p.prior_us == doctest::Approx(1.85 + 8 / 2.16e12 * 1e6).epsilon(1e-6));
+  const CopyFit* d2d = find_copy_fit(r.calibration.copies, "d2d");
+  REQUIRE(d2d != nullptr);
+  CHECK(p.calibrated_us ==
+        doctest::Approx(1.85 + 8 / (d2d->bandwidth_GBps * 1e9) * 1e6).epsilon(1e-6));
+  // Every size is one row per collective and the one rank count.
+  const auto rows = std::count_if(r.validation.rows.begin(), r.validation.rows.end(),
+                                  [](const ErrorRow& row) { return row.kind == "nccl"; });
+  CHECK(rows == 4);  // allreduce, allgather, reducescatter, broadcast at 1 rank
+}
+
+TEST_CASE("host-paced one-rank records get the collective's own host floor at one rank") {
+  const OneRank r(NcclTiming::host_paced);
+  const NcclFit& fit = nccl_fit_for(r.calibration, "allreduce");
+  REQUIRE_FALSE(fit.host_floors.empty());
+  const double floor_us = fit.host_floors.at("default", 1);
+  // The floor lies among the small sizes' host-paced times (3.7-4.3 us, against 1.65 us on the
+  // GPU), and an 8 B call is the floor: the GPU's copy takes less.
+  CHECK(floor_us > 3.5);
+  CHECK(floor_us < 4.5);
+  CHECK(r.allreduce_at(8).calibrated_us == floor_us);
+}
+
+}  // namespace
