@@ -92,7 +92,7 @@ void run_fit(const FitArgs& a) {
     for (const cal::HostFloor& h : f.host_floors.curves) {
       if (h.config != "default") continue;
       std::ostringstream one;
-      one << " " << h.n_ranks << " ranks " << h.floor_us << " us";
+      one << " " << h.n_ranks << (h.n_ranks == 1 ? " rank " : " ranks ") << h.floor_us << " us";
       line += one.str();
     }
     if (!line.empty()) std::cout << "  host floor, " << f.op << ":" << line << "\n";
