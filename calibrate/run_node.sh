@@ -95,6 +95,15 @@ if ((gpus >= 2)); then
   done
 fi
 
+# One GPU: NCCL's one-rank calls, a device-to-device copy of the buffer (data/h200x1-onerank),
+# which `clustersim validate` predicts as `clustersim coll -n 1` does.
+if ((gpus == 1)); then
+  stage nccl-default-n1 90 env NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING \
+    NCCL_DEBUG_FILE="$work/nccl-default-n1.log" "$bin/cs_cal_nccl" --nranks=1 \
+    --ops=allreduce,allgather,reducescatter,broadcast "${nccl_args[@]}" \
+    --out="$work/nccl-default-n1.json"
+fi
+
 stage gemm 150 "$bin/cs_cal_gemm" "${gemm_args[@]}" --out="$work/gemm.json"
 stage copy 150 "$bin/cs_cal_copy" "${copy_args[@]}" --out="$work/copy.json"
 
