@@ -25,7 +25,7 @@ struct NvlinkShape {
   int first_k = 0;          // GPU0-GPU1's NV#: each GPU's link count to the NVSwitch without XML
 };
 
-// The NUMA node of each GPU and NIC, numbered in order of first appearance.
+// The socket of each GPU and NIC: the GPUs' NUMA nodes, numbered in order of first appearance.
 struct SocketLayout {
   int sockets = 1;
   std::vector<int> gpu_socket;
