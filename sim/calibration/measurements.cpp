@@ -1,5 +1,11 @@
 // Reading calibration files: a folder of them, each parsed by nlohmann_json with its node and its
 // records (measurement_record.hpp); errors name the file, the record's line and the key.
+// Lines come from json_lines.hpp, as for fitted files, but records are not read with JsonReader:
+// the benchmarks write one record per line and a non-finite figure as null (calibrate/common/
+// record.cpp), so a record's error stands at the record's line under its bare key ("bad.json:4:
+// key 'bytes': missing", a null being missing), where JsonReader names the key's own line by its
+// dotted path ("measurements[1].bytes") and a null as a value of the wrong type. Fitted files are
+// edited by hand, where the key's own line is what helps.
 #include "calibration/measurements.hpp"
 
 #include <algorithm>
@@ -11,7 +17,6 @@
 
 #include "calibration/json_lines.hpp"
 #include "calibration/measurement_record.hpp"
-#include "calibration/measurements_lines.hpp"
 
 namespace cs::cal {
 namespace {
@@ -23,10 +28,9 @@ constexpr const char* kSchema = "clustersim-calibration-v1";
 // Any version of it (calibration_file.hpp).
 constexpr std::string_view kFittedSchemaPrefix = "clustersim-fit-v";
 
-void read_node(const json& node, const std::string& text, const std::string& file_name,
-               Measurements& out) {
+void read_node(const json& node, const JsonLines& lines, Measurements& out) {
   if (!out.node.gpu_name.empty() || !node.is_object()) return;
-  out.node.loc = JsonLines(file_name, text).at("/node/gpus/0/name");
+  out.node.loc = lines.at("/node/gpus/0/name");
   if (node.contains("hostname") && node["hostname"].is_string())
     out.node.hostname = node["hostname"].get<std::string>();
   if (node.contains("gpus") && node["gpus"].is_array() && !node["gpus"].empty()) {
@@ -96,13 +100,11 @@ void read_measurement_text(const std::string& text, const std::string& file_name
                      "unknown schema '" + schema + "'; expected \"" + kSchema + "\"");
   if (!doc.contains("measurements") || !doc["measurements"].is_array())
     throw InputError(top, "measurements", "missing or not an array");
-  if (doc.contains("node")) read_node(doc["node"], text, file_name, out);
-  const std::vector<int> lines = measurement_record_lines(text);
+  const JsonLines lines(file_name, text);
+  if (doc.contains("node")) read_node(doc["node"], lines, out);
   const json& records = doc["measurements"];
-  for (std::size_t i = 0; i < records.size(); ++i) {
-    const int line = i < lines.size() ? lines[i] : 0;
-    read_record(records[i], SourceLoc{file_name, line}, out);
-  }
+  for (std::size_t i = 0; i < records.size(); ++i)
+    read_record(records[i], lines.at("/measurements/" + std::to_string(i)), out);
 }
 
 Measurements read_measurements(const std::string& folder) {
