@@ -57,7 +57,7 @@ void add_flows_command(CLI::App& app) {
   auto options = std::make_shared<FlowsOptions>();
   auto* cmd = app.add_subcommand(
       "flows", "Replay a connection matrix (CSV: id,src,dst,bytes,start) on the network model");
-  cmd->add_option("--topology", options->topology, "Topology YAML file")->required();
+  cmd->add_option("--topology,-t", options->topology, "Topology YAML file")->required();
   cmd->add_option("--flows", options->flows, "Flows CSV: id,src,dst,bytes,start")->required();
   cmd->add_option("--fidelity", options->fidelity,
                   "flow (max-min sharing, default) or analytical (no contention)")

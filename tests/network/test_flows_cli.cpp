@@ -96,6 +96,11 @@ TEST_CASE("golden output of both fidelities") {
   CHECK(analytical.output == read_file(kDir + "/example.analytical.golden.txt"));
   // Without contention b and c each get the 25 GB/s Ethernet link: 0.5 GB in 20 ms, + 8 us.
   CHECK(finish_by_id(analytical.output).at("b") == "20008.000000");
+  // -t is --topology, as in coll, fit and validate.
+  const Run short_flag =
+      clustersim("flows -t '" + kTopology + "' --flows '" + kDir + "/example.csv'");
+  REQUIRE(short_flag.status == 0);
+  CHECK(short_flag.output == flow.output);
 }
 
 TEST_CASE("--csv and --links-csv write files; the table stays on standard output") {
