@@ -165,15 +165,7 @@ void save_calibration(const Calibration& calibration, const std::string& path) {
 }
 
 Calibration parse_calibration(const std::string& text, const std::string& file_name) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    // e.byte is 1-based; count the lines up to it.
-    const std::size_t upto = std::min<std::size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
-    const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + upto, '\n'));
-    throw InputError(SourceLoc{file_name, line}, "", std::string("not valid JSON: ") + e.what());
-  }
+  const json j = parse_json(text, file_name);
   const JsonLines lines(file_name, text);
   const JsonReader r(j, lines, "", "");
   const std::string schema = r.text("schema");

@@ -13,6 +13,17 @@ namespace cs::cal {
 
 using nlohmann::json;
 
+json parse_json(const std::string& text, const std::string& file_name) {
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    // e.byte is 1-based; count the lines up to it.
+    const std::size_t upto = std::min<std::size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
+    const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + upto, '\n'));
+    throw InputError(SourceLoc{file_name, line}, "", std::string("not valid JSON: ") + e.what());
+  }
+}
+
 JsonReader::JsonReader(const json& j, const JsonLines& lines, std::string pointer,
                        std::string prefix)
     : j_(j), lines_(lines), pointer_(std::move(pointer)), prefix_(std::move(prefix)) {}

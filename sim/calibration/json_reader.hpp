@@ -22,6 +22,10 @@ inline constexpr double kMaxLatencyUs = 1e6;
 // table or a loop.
 inline constexpr int kMaxCount = 1 << 20;
 
+// Parses a whole JSON file's text; text that is not JSON is an InputError at the line where the
+// parser stopped ("not valid JSON: ..."), since nlohmann_json reports only a byte offset.
+nlohmann::json parse_json(const std::string& text, const std::string& file_name);
+
 class JsonReader {
  public:
   // `pointer` is where `j` sits in the file ("" for the document), `prefix` its dotted name

@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "calibration/json_lines.hpp"
+#include "calibration/json_reader.hpp"
 #include "calibration/measurement_record.hpp"
 
 namespace cs::cal {
@@ -77,15 +78,7 @@ const char* to_string(CopyDirection direction) {
 
 void read_measurement_text(const std::string& text, const std::string& file_name,
                            Measurements& out) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    // e.byte is 1-based; count the lines up to it.
-    const std::size_t upto = std::min<std::size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
-    const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + upto, '\n'));
-    throw InputError(SourceLoc{file_name, line}, "", std::string("not valid JSON: ") + e.what());
-  }
+  const json doc = parse_json(text, file_name);
   const SourceLoc top{file_name, 1};
   if (!doc.is_object()) throw InputError(top, "", "expected a JSON object at the top level");
   if (!doc.contains("schema") || !doc["schema"].is_string())
