@@ -11,7 +11,7 @@
 #include "calibration/machine_match.hpp"
 #include "calibration/timing_select.hpp"
 #include "cli/commands.hpp"
-#include "cli/output_files.hpp"
+#include "cli/output_guard.hpp"
 #include "core/error.hpp"
 #include "topology/loader.hpp"
 
@@ -65,7 +65,7 @@ cal::Split split_from(const FitArgs& a, const cal::Measurements& data) {
 void run_fit(const FitArgs& a) {
   const cal::NcclTiming timing = cal::nccl_timing_option(a.timing, "timing");
   cal::Measurements data = cal::read_measurements(a.data);
-  std::vector<NamedPath> inputs = measurement_inputs(data);
+  std::vector<NamedPath> inputs = measurement_inputs(data, FittedFiles::replaceable);
   inputs.push_back({"--topology file", a.topology});
   refuse_outputs_over_inputs({{"--out", a.out}}, inputs);
   const cal::TimingSelection selected = cal::select_nccl_timing(data, timing);

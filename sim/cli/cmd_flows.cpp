@@ -6,6 +6,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/output_files.hpp"
+#include "cli/output_guard.hpp"
 #include "network/flow_report.hpp"
 #include "network/flow_trace.hpp"
 #include "topology/graph.hpp"

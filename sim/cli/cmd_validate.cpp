@@ -15,6 +15,7 @@
 #include "calibration/validate_report.hpp"
 #include "cli/commands.hpp"
 #include "cli/output_files.hpp"
+#include "cli/output_guard.hpp"
 #include "collectives/comm_layout.hpp"
 #include "topology/loader.hpp"
 
@@ -33,9 +34,11 @@ struct ValidateArgs {
 void run_validate(const ValidateArgs& a) {
   const cal::NcclTiming timing = cal::nccl_timing_option(a.timing, "timing");
   cal::Measurements data = cal::read_measurements(a.data);
-  std::vector<NamedPath> inputs = measurement_inputs(data);
-  inputs.push_back({"--topology file", a.topology});
-  inputs.push_back({"--calibration file", a.calibration});
+  // The files the flags name first, so that an error names the flag the user gave.
+  std::vector<NamedPath> inputs = {{"--topology file", a.topology},
+                                   {"--calibration file", a.calibration}};
+  for (NamedPath& in : measurement_inputs(data, FittedFiles::protected_))
+    inputs.push_back(std::move(in));
   refuse_outputs_over_inputs({{"--csv", a.csv}, {"--json", a.json}}, inputs);
   const cal::TimingSelection selected = cal::select_nccl_timing(data, timing);
   const topo::Cluster cluster = topo::load_cluster(a.topology);

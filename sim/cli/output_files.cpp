@@ -2,7 +2,6 @@
 // or a full disk leaves nothing at any of the targets.
 #include "cli/output_files.hpp"
 
-#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -17,29 +16,6 @@ void remove_temporaries(const std::vector<std::string>& written) {
 }
 
 }  // namespace
-
-void refuse_outputs_over_inputs(const std::vector<NamedPath>& outputs,
-                                const std::vector<NamedPath>& inputs) {
-  for (const NamedPath& out : outputs) {
-    if (out.path.empty()) continue;
-    for (const NamedPath& in : inputs) {
-      std::error_code ec;  // set when either does not exist: then they are not one file
-      if (in.path.empty() || !std::filesystem::equivalent(out.path, in.path, ec) || ec) continue;
-      throw InputError("key '" + out.what + "': '" + out.path + "' is the " + in.what + " '" +
-                       in.path + "'; an output may not overwrite an input, write it elsewhere");
-    }
-  }
-}
-
-std::vector<NamedPath> measurement_inputs(const cal::Measurements& data) {
-  std::vector<NamedPath> inputs;
-  for (const std::string& file : data.files) {
-    if (std::find(data.fitted_files.begin(), data.fitted_files.end(), file) ==
-        data.fitted_files.end())
-      inputs.push_back({"measurement file", file});
-  }
-  return inputs;
-}
 
 void OutputFiles::add(const std::string& flag, const std::string& path, std::string content) {
   if (path.empty()) return;

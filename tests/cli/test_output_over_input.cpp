@@ -79,6 +79,13 @@ TEST_CASE("validate --json / --csv onto the topology or the calibration is refus
   cs::test::check_bad_input(
       s.run("validate -t dgx-h100.yaml --data h100x1 --csv h100x1/gemm.json"),
       "key '--csv': 'h100x1/gemm.json' is the measurement file 'h100x1/gemm.json'");
+  // The folder's fitted calibration, though validate does not read it without -c: only fit may
+  // replace it (a report there would leave the folder unreadable to fit and validate).
+  cs::test::check_bad_input(
+      s.run("validate -t dgx-h100.yaml --data h100x1 --json h100x1/calibration.json"),
+      "key '--json': 'h100x1/calibration.json' is the fitted calibration file "
+      "'h100x1/calibration.json'");
+  CHECK(s.text("h100x1/calibration.json") == calibration);
   // New files are written as before.
   CHECK(s.run("validate -t dgx-h100.yaml --data h100x1 --csv v.csv --json v.json").status == 0);
   CHECK(fs::exists(s.dir / "v.csv"));
