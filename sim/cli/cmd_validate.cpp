@@ -6,6 +6,7 @@
 // --csv FILE and --json FILE write the same tables (and, in JSON, every prediction) atomically.
 #include <iostream>
 #include <memory>
+#include <utility>
 
 #include "calibration/calibration_file.hpp"
 #include "calibration/fit.hpp"
