@@ -6,6 +6,7 @@
 #include <map>
 
 #include "calibration/fit_least_squares.hpp"
+#include "network/copies.hpp"
 
 namespace cs::cal {
 namespace {
@@ -51,7 +52,9 @@ std::vector<CopyFit> fit_copies(const Measurements& data, const Split& split) {
     std::vector<double> times;
     std::map<double, std::vector<double>> by_size;
     const bool device = std::string(path) == "d2d";
-    std::vector<double> in_cache;  // device copies up to the L2 size: the kernel's fixed cost
+    // Device copies up to the L2 size: their median is the interval at which the copy program's
+    // one host thread issues copies back to back (calibration_file_apply.cpp), not the GPU's cost.
+    std::vector<double> in_cache;
     for (const CopyPoint& c : data.copies) {
       if (copy_path(c) != path || split.size_held_out(c.bytes, gap)) continue;
       if (device && c.bytes <= data.node.l2_cache_bytes) {
@@ -65,14 +68,17 @@ std::vector<CopyFit> fit_copies(const Measurements& data, const Split& split) {
     if (by_size.size() < (device ? 1u : 2u)) continue;  // alpha-beta needs two sizes
     LinearFit f;
     if (device) {
-      const double latency_us = in_cache.empty() ? 0.0 : median(in_cache);
+      // The rate above L2, on the time after the copy's own fixed cost on the GPU (the one the
+      // simulator adds back, net::device_copy_latency()), not after the host's interval: that
+      // would make the rate too fast by the difference over every size.
+      const double fixed_us = us_from_ps(net::device_copy_latency());
       std::vector<FitRow> rows;
       for (std::size_t i = 0; i < bytes.size(); ++i) {
-        if (times[i] > latency_us) rows.push_back({{0.0, bytes[i]}, times[i] - latency_us});
+        if (times[i] > fixed_us) rows.push_back({{0.0, bytes[i]}, times[i] - fixed_us});
       }
       if (rows.empty()) continue;
       f = fit_relative_robust(rows);
-      f.coef[0] = latency_us;
+      f.coef[0] = in_cache.empty() ? 0.0 : median(in_cache);
     } else {
       // The latency is constrained to >= 0, as the calibration loader requires (0..1 s): where
       // the unconstrained intercept is negative, fit_relative's active set fixes the latency at

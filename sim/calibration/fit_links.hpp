@@ -18,7 +18,9 @@ namespace cs::cal {
 
 struct CopyFit {
   std::string path;  // h2d_pinned, d2h_pinned, h2d_pageable, d2h_pageable, peer, peer_bidir, d2d
-  double latency_us = 0;      // >= 0: a negative intercept is fitted as 0 (fit_links.cpp)
+  // >= 0: a negative intercept is fitted as 0 (fit_links.cpp). For d2d, the host's issue interval
+  // of back-to-back copies, which validate uses as a floor (calibration_file_apply.cpp).
+  double latency_us = 0;
   double bandwidth_GBps = 0;  // per direction
   int points = 0;             // training points
   double rms_rel_error = 0;   // of the fit on its training points

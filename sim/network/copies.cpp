@@ -12,12 +12,12 @@ namespace {
 
 // Priors for a device-to-device copy, from our measurements (NVIDIA H100 80GB HBM3 and H200,
 // driver 580.159.04; calibrate/data/h100x1-onerank, h200x1-onerank):
-// - rate: from 256 MiB to 1 GiB the copy moves 1.51 TB/s on the H100 (copy.json) and 2.14 TB/s on
-//   the H200 (NCCL one-rank calls, gated), 0.90 and 0.89 of half the datasheet's 3.35 and
-//   4.8 TB/s;
+// - rate: from 256 MiB to 1 GiB the copy's marginal rate is 1.51 TB/s on the H100 (copy.json) and
+//   2.14-2.16 TB/s on the H200 (NCCL one-rank calls, gated), 0.90 and 0.89-0.90 of half the
+//   datasheet's 3.35 and 4.8 TB/s (bytes / time there: 1.48-1.50 and 2.11-2.14 TB/s);
 // - fixed cost: a gated one-rank NCCL call (a cudaMemcpyAsync device to device, timed on the GPU
-//   with the launches queued ahead) of 8 B - 4 KiB takes 2.01-2.10 us on the H100 and 1.65 us on
-//   the H200; the prior is the middle, 1.85 us, within 12 % of either.
+//   with the launches queued ahead) of 8 B - 4 KiB takes 2.01-2.12 us on the H100 and 1.65-1.68 us
+//   on the H200; the prior is the middle, 1.85 us, within 12 % of either.
 // Copies whose source and destination fit in the L2 cache together run faster when repeated on
 // the same buffers, as benchmarks do (H200, 16 MiB: 6.7 us against 9.6 us here): not modelled.
 constexpr double kDeviceCopyEfficiency = 0.90;
