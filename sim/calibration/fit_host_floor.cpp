@@ -12,9 +12,16 @@
 namespace cs::cal {
 
 double HostFloors::at(const std::string& config, int n_ranks) const {
+  // One rank launches NCCL's copy, not a collective: its floor takes no part in the rank-count
+  // line of the others (one rank without a floor of its own still extrapolates that line).
   std::vector<const HostFloor*> own;
   for (const HostFloor& f : curves) {
-    if (f.config == config) own.push_back(&f);
+    if (f.config == config && (f.n_ranks == 1) == (n_ranks == 1)) own.push_back(&f);
+  }
+  if (own.empty() && n_ranks == 1) {
+    for (const HostFloor& f : curves) {
+      if (f.config == config) own.push_back(&f);
+    }
   }
   if (own.empty()) {
     if (config != "default") return at("default", n_ranks);

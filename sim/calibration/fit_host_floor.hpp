@@ -30,7 +30,8 @@ struct HostFloors {
   // The floor of `config` (or of the default runs, when `config` has none) at `n_ranks`: the
   // fitted one, else linear in the rank count between (or beyond) the two nearest fitted counts,
   // never below 0 (one thread launches each rank in turn, so the host's time grows with the
-  // ranks); the one fitted count's floor when there is one; 0 when there is none.
+  // ranks); the one fitted count's floor when there is one; 0 when there is none. One rank (NCCL's
+  // copy) has its own floor where fitted, which never sets the floor of two or more.
   double at(const std::string& config, int n_ranks) const;
   // What a host-paced record of a call measures when the GPUs take `device_us`.
   double host_paced_us(const std::string& config, int n_ranks, double device_us) const;

@@ -61,9 +61,14 @@ SizeHoldout parse_size_holdout(const std::string& text, const std::string& key) 
 
 Split default_split(const std::vector<int>& rank_counts) {
   Split split;
-  if (rank_counts.empty()) return split;
-  const auto [lo, hi] = std::minmax_element(rank_counts.begin(), rank_counts.end());
+  // One rank is NCCL's copy, no collective: it neither bounds nor joins the held-out counts.
+  std::vector<int> collective;
   for (int r : rank_counts) {
+    if (r >= 2) collective.push_back(r);
+  }
+  if (collective.empty()) return split;
+  const auto [lo, hi] = std::minmax_element(collective.begin(), collective.end());
+  for (int r : collective) {
     if (r > *lo && r < *hi &&
         std::find(split.holdout_ranks.begin(), split.holdout_ranks.end(), r) ==
             split.holdout_ranks.end())

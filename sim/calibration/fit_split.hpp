@@ -30,7 +30,8 @@ const char* to_string(SizeHoldout sizes);
 SizeHoldout parse_size_holdout(const std::string& text, const std::string& key);
 
 // The default split for the rank counts a machine was measured at: every count strictly between
-// the smallest and the largest is held out (2..4 -> 3), odd size steps are held out.
+// the smallest and the largest of 2 or more is held out (2..4 -> 3; one rank, NCCL's copy, never
+// is), odd size steps are held out.
 Split default_split(const std::vector<int>& rank_counts);
 
 // ceil(log2(bytes)) as an integer (bytes >= 1).

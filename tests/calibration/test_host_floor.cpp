@@ -2,7 +2,10 @@
 // the floor between and beyond the fitted rank counts, and which points it leaves GPU-bound.
 #include <doctest/doctest.h>
 
+#include <vector>
+
 #include "calibration/fit_host_floor.hpp"
+#include "calibration/fit_split.hpp"
 
 namespace {
 
@@ -84,4 +87,32 @@ TEST_CASE("gated data has no host floor, and held-out points do not set one") {
       fit_host_floors(two_curves(), Split{{4}, SizeHoldout::none}, "allreduce");
   CHECK(floors.curves.size() == 2);
   CHECK(floors.at("default", 4) == 12.5);
+}
+
+TEST_CASE("one rank's floor (NCCL's copy) stands apart from the collectives' rank-count line") {
+  // Floors 4 us at 1 rank, 12.5 at 2 and 25 at 4 (the default curves above). At 3 ranks: between
+  // 2 and 4, 18.75; at 8: beyond 4 on the same line, 25 + 4 x 6.25 = 50; at 1: its own 4 us. Had
+  // the 1-rank floor joined the line, 3 ranks would still be 18.75 but a folder with only 1 and 2
+  // would extrapolate 8 ranks from the copy's launch.
+  Measurements m = two_curves();
+  m.nccl.push_back(point(1, 32, 4));
+  m.nccl.push_back(point(1, 128, 4));
+  const HostFloors floors = fit_host_floors(m, kNoHoldout, "allreduce");
+  CHECK(floors.at("default", 1) == 4.0);
+  CHECK(floors.at("default", 3) == doctest::Approx(18.75));
+  CHECK(floors.at("default", 8) == doctest::Approx(50.0));
+  // Only the copy's floor: no collective floor to give at 2 ranks.
+  Measurements one;
+  one.nccl.push_back(point(1, 32, 4));
+  const HostFloors copy_only = fit_host_floors(one, kNoHoldout, "allreduce");
+  CHECK(copy_only.at("default", 1) == 4.0);
+  CHECK(copy_only.at("default", 2) == 0.0);
+}
+
+TEST_CASE("the default split holds out the rank counts between the collectives' extremes") {
+  // 2..4 -> 3; one rank (NCCL's copy) is neither an extreme nor held out: {1, 2, 4} -> none.
+  CHECK(default_split({2, 3, 4}).holdout_ranks == std::vector<int>{3});
+  CHECK(default_split({1, 2, 3, 4}).holdout_ranks == std::vector<int>{3});
+  CHECK(default_split({1, 2, 4}).holdout_ranks.empty());
+  CHECK(default_split({1}).holdout_ranks.empty());
 }
