@@ -64,9 +64,12 @@ void apply_links(const Calibration& c, topo::Cluster& cluster) {
   // 4 KiB - 1 MiB on an H200 whose gated one-rank NCCL calls, the same copy timed on the GPU,
   // take 1.65 us; calibrate/data/h200x1-onerank), so the GPU keeps the measured prior fixed cost
   // (network/copies.cpp) and validate floors d2d copies with the intercept, as it floors
-  // host-paced NCCL calls with their host floor.
+  // host-paced NCCL calls with their host floor. Only the measured model, that of the first rank
+  // (machine_match.hpp): another model in the same topology keeps its own prior.
   if (const CopyFit* d2d = find_copy_fit(c.copies, "d2d")) {
-    for (topo::GpuModel& m : cluster.gpu_models) m.copy_Bps = d2d->bandwidth_GBps * 1e9;
+    const int model = cluster.nodes[static_cast<std::size_t>(cluster.ranks.front())].gpu_model;
+    if (model >= 0)
+      cluster.gpu_models[static_cast<std::size_t>(model)].copy_Bps = d2d->bandwidth_GBps * 1e9;
   }
 }
 

@@ -184,8 +184,8 @@ void run_coll(const CollArgs& a) {
     return;
   }
   std::cout << "# clustersim coll: " << coll::to_string(*op) << " on " << cluster.name << ", "
-            << shape.n_ranks << " ranks on " << shape.n_nodes << " node(s), fidelity " << a.fidelity
-            << ", " << comm.params().source << "\n";
+            << shape.n_ranks << (shape.n_ranks == 1 ? " rank on " : " ranks on ") << shape.n_nodes
+            << " node(s), fidelity " << a.fidelity << ", " << comm.params().source << "\n";
   if (a.host_paced) {
     std::cout << "# host-paced: each call max(host floor "
               << floors.at("default", static_cast<int>(ranks.size()))

@@ -1,7 +1,8 @@
 // Memory copies as flows: host <-> device over the GPU's PCIe path, GPU peer copies, and copies
 // inside one GPU's memory. Each returns a FlowSpec for either network fidelity; the figures it
 // uses (link bandwidth x efficiency, the host's pageable copy rate, the GPU's memory bandwidth)
-// come from the topology now and from calibration later.
+// come from the topology, with measured priors where it has none, or from a calibration
+// (calibration/calibration_file_apply.cpp).
 #pragma once
 
 #include "network/network_model.hpp"
@@ -38,7 +39,10 @@ FlowSpec peer_copy(const topo::ClusterGraph& graph, int src_gpu, int dst_gpu, do
 // 1.85 us on the GPU (device_copy_Bps, device_copy_latency). A calibration's d2d fit replaces the
 // rate (GpuModel::copy_Bps).
 FlowSpec device_copy(const topo::ClusterGraph& graph, int gpu_node, double bytes);
+// The rate of a device-local copy on `model`: the calibrated one, else the prior.
 double device_copy_Bps(const topo::GpuModel& model);
+// The fixed cost of a device-local copy on the GPU: one measured prior for every model (no
+// calibration sets it: copy.json times the host's issue interval instead).
 TimePs device_copy_latency();
 
 }  // namespace cs::net
