@@ -136,6 +136,7 @@ std::string calibration_json(const Calibration& c) {
     json cf = fit_quality(f.points, f.rms_rel_error, f.max_rel_error);
     cf["path"] = f.path;
     cf["latency_us"] = f.latency_us;
+    if (f.gpu_latency_us > 0) cf["gpu_latency_us"] = f.gpu_latency_us;
     cf["bandwidth_GBps"] = f.bandwidth_GBps;
     cf["spread_rel"] = f.spread_rel;
     copies.push_back(cf);
@@ -214,8 +215,8 @@ Calibration parse_calibration(const std::string& text, const std::string& file_n
   }
   for (std::size_t i = 0; i < r.array("copies").size(); ++i) {
     const JsonReader f = r.element("copies", i);
-    f.only({"path", "latency_us", "bandwidth_GBps", "points", "rms_rel_error", "max_rel_error",
-            "spread_rel"});
+    f.only({"path", "latency_us", "gpu_latency_us", "bandwidth_GBps", "points", "rms_rel_error",
+            "max_rel_error", "spread_rel"});
     CopyFit fit;
     fit.path = f.text("path");
     if (std::find_if(std::begin(kCopyPaths), std::end(kCopyPaths),
@@ -225,6 +226,7 @@ Calibration parse_calibration(const std::string& text, const std::string& file_n
       f.fail("path", "unknown copy path '" + fit.path + "'; valid: " + list);
     }
     fit.latency_us = f.latency_us("latency_us");
+    if (f.has("gpu_latency_us")) fit.gpu_latency_us = f.latency_us("gpu_latency_us");
     fit.bandwidth_GBps = f.positive("bandwidth_GBps");
     fit.points = f.integer("points", 0, std::numeric_limits<int>::max());
     fit.rms_rel_error = f.non_negative("rms_rel_error");

@@ -68,8 +68,11 @@ void apply_links(const Calibration& c, topo::Cluster& cluster) {
   // (machine_match.hpp): another model in the same topology keeps its own prior.
   if (const CopyFit* d2d = find_copy_fit(c.copies, "d2d")) {
     const int model = cluster.nodes[static_cast<std::size_t>(cluster.ranks.front())].gpu_model;
-    if (model >= 0)
-      cluster.gpu_models[static_cast<std::size_t>(model)].copy_Bps = d2d->bandwidth_GBps * 1e9;
+    if (model >= 0) {
+      topo::GpuModel& m = cluster.gpu_models[static_cast<std::size_t>(model)];
+      m.copy_Bps = d2d->bandwidth_GBps * 1e9;
+      if (d2d->gpu_latency_us > 0) m.copy_latency = ps_from_seconds(d2d->gpu_latency_us * 1e-6);
+    }
   }
 }
 

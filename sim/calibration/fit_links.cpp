@@ -6,6 +6,7 @@
 #include <map>
 
 #include "calibration/fit_least_squares.hpp"
+#include "calibration/fit_nccl.hpp"
 #include "network/copies.hpp"
 
 namespace cs::cal {
@@ -18,6 +19,19 @@ double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// The median gated one-rank NCCL call of at most 4 KiB among the training sizes (0 if none): a
+// device-to-device copy's own cost on the GPU (calibrate/data/h200x1-onerank).
+double gpu_copy_cost_us(const Measurements& data, const Split& split) {
+  constexpr double kSmallBytes = 4096;
+  std::vector<double> times;
+  for (const NcclPoint& p : data.nccl) {
+    if (p.n_ranks != 1 || p.timing != NcclTiming::gated || p.bytes > kSmallBytes) continue;
+    if (split.size_held_out(p.bytes, nccl_curve_gap(data, p))) continue;
+    times.push_back(p.time_us);
+  }
+  return times.empty() ? 0.0 : median(times);
 }
 
 }  // namespace
@@ -46,6 +60,7 @@ int copy_gap(const Measurements& data, const std::string& path) {
 
 std::vector<CopyFit> fit_copies(const Measurements& data, const Split& split) {
   std::vector<CopyFit> out;
+  const double gpu_cost_us = gpu_copy_cost_us(data, split);
   for (const char* path : kPaths) {
     const int gap = copy_gap(data, path);
     std::vector<double> bytes;
@@ -69,9 +84,10 @@ std::vector<CopyFit> fit_copies(const Measurements& data, const Split& split) {
     LinearFit f;
     if (device) {
       // The rate above L2, on the time after the copy's own fixed cost on the GPU (the one the
-      // simulator adds back, net::device_copy_latency()), not after the host's interval: that
-      // would make the rate too fast by the difference over every size.
-      const double fixed_us = us_from_ps(net::device_copy_latency());
+      // simulator adds back: measured, else net::device_copy_latency()'s prior), not after the
+      // host's interval: that would make the rate too fast by the difference over every size.
+      const double fixed_us =
+          gpu_cost_us > 0 ? gpu_cost_us : us_from_ps(net::device_copy_latency(topo::GpuModel{}));
       std::vector<FitRow> rows;
       for (std::size_t i = 0; i < bytes.size(); ++i) {
         if (times[i] > fixed_us) rows.push_back({{0.0, bytes[i]}, times[i] - fixed_us});
@@ -88,6 +104,7 @@ std::vector<CopyFit> fit_copies(const Measurements& data, const Split& split) {
     CopyFit fit;
     fit.path = path;
     fit.latency_us = f.coef[0];
+    if (device) fit.gpu_latency_us = gpu_cost_us;
     fit.bandwidth_GBps = f.coef[1] > 0 ? 1.0 / f.coef[1] / 1e3 : 0.0;  // bytes/us -> GB/s
     fit.points = f.points;
     fit.rms_rel_error = f.rms_rel_error;

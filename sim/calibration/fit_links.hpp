@@ -21,6 +21,9 @@ struct CopyFit {
   // >= 0: a negative intercept is fitted as 0 (fit_links.cpp). For d2d, the host's issue interval
   // of back-to-back copies, which validate uses as a floor (calibration_file_apply.cpp).
   double latency_us = 0;
+  // d2d only: the copy's fixed cost on the GPU, the median of the gated one-rank NCCL calls of at
+  // most 4 KiB (NCCL's copy, timed on the GPU); 0 where the data has none (the prior then).
+  double gpu_latency_us = 0;
   double bandwidth_GBps = 0;  // per direction
   int points = 0;             // training points
   double rms_rel_error = 0;   // of the fit on its training points

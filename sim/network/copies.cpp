@@ -125,7 +125,7 @@ FlowSpec device_copy(const topo::ClusterGraph& graph, int gpu_node, double bytes
   FlowSpec spec;
   spec.bytes = bytes;
   spec.max_rate_Bps = device_copy_Bps(model);
-  spec.latency = device_copy_latency();
+  spec.latency = device_copy_latency(model);
   return spec;
 }
 
@@ -133,8 +133,8 @@ double device_copy_Bps(const topo::GpuModel& model) {
   return model.copy_Bps.value_or(model.memory_bandwidth_Bps / 2 * kDeviceCopyEfficiency);
 }
 
-TimePs device_copy_latency() {
-  return ps_from_seconds(kDeviceCopyLatencyUs * 1e-6);
+TimePs device_copy_latency(const topo::GpuModel& model) {
+  return model.copy_latency.value_or(ps_from_seconds(kDeviceCopyLatencyUs * 1e-6));
 }
 
 }  // namespace cs::net

@@ -36,13 +36,13 @@ FlowSpec peer_copy(const topo::ClusterGraph& graph, int src_gpu, int dst_gpu, do
 // A copy within one GPU's memory (cudaMemcpy device to device; NCCL's one-rank collectives): it
 // crosses no channel. Every byte is read once and written once, so it runs at most at half the
 // memory bandwidth; measured, a cudaMemcpy reaches 0.90 of that, after a fixed cost of about
-// 1.85 us on the GPU (device_copy_Bps, device_copy_latency). A calibration's d2d fit replaces the
-// rate (GpuModel::copy_Bps).
+// 1.85 us on the GPU (device_copy_Bps, device_copy_latency). A calibration replaces the rate
+// (GpuModel::copy_Bps) and, where it timed one-rank NCCL calls gated, the cost (copy_latency).
 FlowSpec device_copy(const topo::ClusterGraph& graph, int gpu_node, double bytes);
 // The rate of a device-local copy on `model`: the calibrated one, else the prior.
 double device_copy_Bps(const topo::GpuModel& model);
-// The fixed cost of a device-local copy on the GPU: one measured prior for every model (no
-// calibration sets it: copy.json times the host's issue interval instead).
-TimePs device_copy_latency();
+// The fixed cost of a device-local copy on the GPU: the calibrated one (from gated one-rank NCCL
+// calls; copy.json times the host's issue interval instead), else the prior.
+TimePs device_copy_latency(const topo::GpuModel& model);
 
 }  // namespace cs::net

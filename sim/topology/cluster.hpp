@@ -29,10 +29,11 @@ struct GpuModel {
   double fp32_flops = 0;
   double memory_bytes = 0;
   double memory_bandwidth_Bps = 0;
-  // The rate of a device-local copy (cudaMemcpy device to device). Not in the topology file: set
-  // by a calibration (calibration_file_apply.cpp, from the d2d copy fit); unset,
-  // network/copies.cpp uses its measured prior.
+  // A device-local copy (cudaMemcpy device to device): its rate and its fixed cost on the GPU. Not
+  // in the topology file: set by a calibration (calibration_file_apply.cpp, from the d2d copy fit
+  // and gated one-rank NCCL calls); unset, network/copies.cpp uses its measured priors.
   std::optional<double> copy_Bps;
+  std::optional<TimePs> copy_latency;
   SourceLoc loc;
 };
 

@@ -46,16 +46,30 @@ struct OneRank {
 
 TEST_CASE("one-rank records are predicted as NCCL's device copy, on the GPU") {
   const OneRank r(NcclTiming::gated);
-  // 8 B, gated: the copy's fixed 1.85 us (network/copies.cpp), then 8 B at 0.9 x 4.8 TB/s / 2 =
-  // 2.16 TB/s (dgx-h200.yaml's memory bandwidth): 8 / 2.16e12 s = 3.7e-6 us. Calibrated: the
-  // same fixed cost (the d2d fit's intercept is the host's issue interval, not the GPU's) and the
-  // fitted rate.
+  // 8 B, gated: the prior's fixed 1.85 us (network/copies.cpp), then 8 B at 0.9 x 4.8 TB/s / 2 =
+  // 2.16 TB/s (dgx-h200.yaml's memory bandwidth): 8 / 2.16e12 s = 3.7e-6 us.
   const Prediction& p = r.allreduce_at(8);
   CHECK(p.prior_us == doctest::Approx(1.85 + 8 / 2.16e12 * 1e6).epsilon(1e-6));
+  // Calibrated: the GPU's own fixed cost, the median of the gated one-rank calls of at most
+  // 4 KiB among the training sizes (the d2d fit's intercept is the host's issue interval, not
+  // the GPU's), then the fitted rate.
+  std::vector<double> small;
+  for (const NcclPoint& q : r.data.nccl) {
+    if (q.bytes <= 4096 && !r.split.size_held_out(q.bytes, nccl_curve_gap(r.data, q)))
+      small.push_back(q.time_us);
+  }
+  REQUIRE(small.size() >= 3);
+  std::sort(small.begin(), small.end());
+  const std::size_t n = small.size();
+  const double gpu_us = n % 2 ? small[n / 2] : 0.5 * (small[n / 2 - 1] + small[n / 2]);
   const CopyFit* d2d = find_copy_fit(r.calibration.copies, "d2d");
   REQUIRE(d2d != nullptr);
+  CHECK(d2d->gpu_latency_us == doctest::Approx(gpu_us).epsilon(1e-12));
   CHECK(p.calibrated_us ==
-        doctest::Approx(1.85 + 8 / (d2d->bandwidth_GBps * 1e9) * 1e6).epsilon(1e-6));
+        doctest::Approx(gpu_us + 8 / (d2d->bandwidth_GBps * 1e9) * 1e6).epsilon(1e-6));
+  // The calibration file keeps it.
+  const Calibration back = parse_calibration(calibration_json(r.calibration), "cal.json");
+  CHECK(find_copy_fit(back.copies, "d2d")->gpu_latency_us == d2d->gpu_latency_us);
   // One row per collective at its one rank count.
   const auto rows = std::count_if(r.validation.rows.begin(), r.validation.rows.end(),
                                   [](const ErrorRow& row) { return row.kind == "nccl"; });
