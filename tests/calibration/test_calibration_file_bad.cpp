@@ -96,6 +96,9 @@ TEST_CASE("a calibration's bad values are named with their line and key") {
       // Was exit 3: 1e300 us overflowed the picosecond latency.
       {[](nlohmann::json& j) { j["copies"][0]["latency_us"] = 1e300; }, "copies[0].latency_us",
        "\"latency_us\": 1e+300", "expected a latency of 0 to 1e6 us"},
+      // The GPU's own fixed cost of a copy, optional, in the same range.
+      {[](nlohmann::json& j) { j["copies"][0]["gpu_latency_us"] = -1; }, "copies[0].gpu_latency_us",
+       "\"gpu_latency_us\": -1", "expected a latency of 0 to 1e6 us"},
       // Was accepted: a zero rate, an efficiency of 5 on every NVLink link, 0 channels.
       {[](nlohmann::json& j) { j["copies"][0]["bandwidth_GBps"] = 0; }, "copies[0].bandwidth_GBps",
        "\"bandwidth_GBps\": 0", "expected a number above 0, got 0"},
