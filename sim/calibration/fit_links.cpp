@@ -84,10 +84,10 @@ std::vector<CopyFit> fit_copies(const Measurements& data, const Split& split) {
     LinearFit f;
     if (device) {
       // The rate above L2, on the time after the copy's own fixed cost on the GPU (the one the
-      // simulator adds back: measured, else net::device_copy_latency()'s prior), not after the
-      // host's interval: that would make the rate too fast by the difference over every size.
+      // simulator adds back: measured, else its prior), not after the host's interval: that would
+      // make the rate too fast by the difference over every size.
       const double fixed_us =
-          gpu_cost_us > 0 ? gpu_cost_us : us_from_ps(net::device_copy_latency(topo::GpuModel{}));
+          gpu_cost_us > 0 ? gpu_cost_us : us_from_ps(net::device_copy_prior_latency());
       std::vector<FitRow> rows;
       for (std::size_t i = 0; i < bytes.size(); ++i) {
         if (times[i] > fixed_us) rows.push_back({{0.0, bytes[i]}, times[i] - fixed_us});

@@ -134,7 +134,11 @@ double device_copy_Bps(const topo::GpuModel& model) {
 }
 
 TimePs device_copy_latency(const topo::GpuModel& model) {
-  return model.copy_latency.value_or(ps_from_seconds(kDeviceCopyLatencyUs * 1e-6));
+  return model.copy_latency.value_or(device_copy_prior_latency());
+}
+
+TimePs device_copy_prior_latency() {
+  return ps_from_seconds(kDeviceCopyLatencyUs * 1e-6);
 }
 
 }  // namespace cs::net
