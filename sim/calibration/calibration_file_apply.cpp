@@ -62,10 +62,11 @@ void apply_links(const Calibration& c, topo::Cluster& cluster) {
   // A device-local copy: the fitted rate. Its intercept is not the copy's cost on the GPU but
   // the interval at which one host thread issues back-to-back copies (copy.json: 3.3-3.4 us at
   // 4 KiB - 1 MiB on an H200 whose gated one-rank NCCL calls, the same copy timed on the GPU,
-  // take 1.65 us; calibrate/data/h200x1-onerank), so the GPU keeps the measured prior fixed cost
-  // (network/copies.cpp) and validate floors d2d copies with the intercept, as it floors
+  // take 1.65 us; calibrate/data/h200x1-onerank). So the GPU's fixed cost is the one measured on
+  // gated one-rank calls where the data has them (gpu_latency_us), else the prior
+  // (network/copies.cpp), and validate floors d2d copies with the intercept, as it floors
   // host-paced NCCL calls with their host floor. Only the measured model, that of the first rank
-  // (machine_match.hpp): another model in the same topology keeps its own prior.
+  // (machine_match.hpp): another model in the same topology keeps its own priors.
   if (const CopyFit* d2d = find_copy_fit(c.copies, "d2d")) {
     const int model = cluster.nodes[static_cast<std::size_t>(cluster.ranks.front())].gpu_model;
     if (model >= 0) {

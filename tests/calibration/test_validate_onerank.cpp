@@ -59,9 +59,7 @@ TEST_CASE("one-rank records are predicted as NCCL's device copy, on the GPU") {
       small.push_back(q.time_us);
   }
   REQUIRE(small.size() >= 3);
-  std::sort(small.begin(), small.end());
-  const std::size_t n = small.size();
-  const double gpu_us = n % 2 ? small[n / 2] : 0.5 * (small[n / 2 - 1] + small[n / 2]);
+  const double gpu_us = median_abs(small);  // times are positive
   const CopyFit* d2d = find_copy_fit(r.calibration.copies, "d2d");
   REQUIRE(d2d != nullptr);
   CHECK(d2d->gpu_latency_us == doctest::Approx(gpu_us).epsilon(1e-12));
@@ -94,9 +92,7 @@ TEST_CASE("host-paced one-rank records get the collective's own host floor at on
   for (double t : times) {
     if (t <= 1.1 * fastest) flat.push_back(t);
   }
-  std::sort(flat.begin(), flat.end());
-  const std::size_t n = flat.size();
-  const double median = n % 2 ? flat[n / 2] : 0.5 * (flat[n / 2 - 1] + flat[n / 2]);
+  const double median = median_abs(flat);  // times are positive
   CHECK(fit.host_floors.at("default", 1) == doctest::Approx(median).epsilon(1e-12));
   // An 8 B call is the floor: the GPU's copy takes less.
   CHECK(r.allreduce_at(8).calibrated_us == doctest::Approx(median).epsilon(1e-12));
