@@ -37,6 +37,10 @@ double HostFloors::at(const std::string& config, int n_ranks) const {
   return std::max(0.0, a.floor_us + slope * (n_ranks - a.n_ranks));
 }
 
+double prior_host_floor_us(int n_ranks) {
+  return n_ranks == 1 ? kPriorHostFloorOneRankUs : kPriorHostFloorPerRankUs * n_ranks;
+}
+
 double HostFloors::host_paced_us(const std::string& config, int n_ranks, double device_us) const {
   return std::max(at(config, n_ranks), device_us);
 }

@@ -37,6 +37,18 @@ struct HostFloors {
   double host_paced_us(const std::string& config, int n_ranks, double device_us) const;
 };
 
+// The host floor without a calibration: one host thread's time to launch a call on every rank,
+// n_ranks x 6.9 us from two ranks on. 6.9 us is the median floor per rank of the default runs
+// fitted on our own host-paced data (h200x2, h200x2-run2, h200x4 and h200x4-run2..5: six
+// collectives at 2-4 ranks, 102 floors, quartiles 6.4 and 8.9 us per rank, extremes 5.8 and 12.5;
+// the medians per rank count, 14.7, 20.2 and 27.9 us at 2, 3 and 4 ranks, are 2.0-2.9 x 6.9 within
+// 6 %). One rank launches NCCL's copy instead: 5.6 us, the floors of h100x1-run3's four
+// collectives (5.46-5.79 us). Hosts differ: a faster launcher has a lower floor, which only a
+// calibration of that host knows.
+inline constexpr double kPriorHostFloorPerRankUs = 6.9;
+inline constexpr double kPriorHostFloorOneRankUs = 5.6;
+double prior_host_floor_us(int n_ranks);
+
 // The points of a curve whose time is within this factor of its fastest point are its flat part.
 // The floor is one launch sequence's time, and a sequence varies by a few percent from call to
 // call (the launch microbenchmark's medians vary by ~10 % between the h200x4 runs); a point

@@ -7,6 +7,7 @@
 #include <memory>
 #include <tuple>
 
+#include "calibration/fit_host_floor.hpp"
 #include "calibration/fit_least_squares.hpp"
 #include "calibration/validate_predict.hpp"
 
@@ -70,13 +71,13 @@ void predict_nccl(const Measurements& data, const Calibration& cal, Predictor& p
     }
     const coll::CollectiveResult b =
         calibrated.for_op(p.op).collective(*op, p.n_ranks, p.bytes, chosen);
-    r.prior_us = a.time_us();
     // The simulator times the GPUs; a host-paced record also pays the host's launches, which
-    // the calibration knows as its floor (the priors know no host).
+    // the calibration knows as its floor, and the priors as the measured prior floor.
+    const bool paced = p.timing == NcclTiming::host_paced;
+    r.prior_us = paced ? std::max(prior_host_floor_us(p.n_ranks), a.time_us()) : a.time_us();
     const HostFloors& floors = nccl_fit_for(cal, p.op).host_floors;
-    r.calibrated_us = p.timing == NcclTiming::host_paced
-                          ? floors.host_paced_us(p.config(), p.n_ranks, b.time_us())
-                          : b.time_us();
+    r.calibrated_us =
+        paced ? floors.host_paced_us(p.config(), p.n_ranks, b.time_us()) : b.time_us();
     r.prior_choice = choice_name(a.choice);
     r.calibrated_choice = choice_name(b.choice);
     if (!p.algo.empty() && !p.proto.empty()) r.nccl_choice = upper(p.algo) + "/" + upper(p.proto);

@@ -4,12 +4,20 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "calibration/fit_host_floor.hpp"
+
 namespace cs::cal {
 namespace {
 
 std::string percent(double fraction) {
   char b[32];
   std::snprintf(b, sizeof b, "%.1f%%", 100.0 * fraction);
+  return b;
+}
+
+std::string format_us(double us) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", us);
   return b;
 }
 
@@ -77,8 +85,10 @@ std::string validation_text(const Validation& v, const std::string& calibration_
   if (!v.timing.empty()) out += "# " + v.timing + "\n";
   out += "# |error| = |simulated - measured| / measured over held-out points only\n";
   out +=
-      "# calibrated host_paced records: max(the calibration's host floor for the collective and\n"
-      "# rank count, the simulated GPU time); the priors know no host\n";
+      "# host_paced records: max(host floor, simulated GPU time); calibrated, the calibration's\n"
+      "# floor for the collective and rank count; prior, the measured prior floor (" +
+      format_us(kPriorHostFloorOneRankUs) + " us at one\n# rank, else " +
+      format_us(kPriorHostFloorPerRankUs) + " us per rank: fit_host_floor.hpp)\n";
   out +=
       "# algo/proto: the tuner's choice equal to the one NCCL logged; NCCL chooses with its\n"
       "# built-in model, so the calibrated run keeps the priors' choice and only its time "

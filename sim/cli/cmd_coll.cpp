@@ -10,6 +10,7 @@
 #include <string>
 
 #include "calibration/calibration_file.hpp"
+#include "calibration/fit_host_floor.hpp"
 #include "calibration/machine_match.hpp"
 #include "cli/coll_args.hpp"
 #include "cli/commands.hpp"
@@ -107,8 +108,6 @@ void run_coll(const CollArgs& a) {
   // A calibration file replaces NCCL's priors with the fit for this collective and sets the
   // fitted link efficiencies and latencies on the cluster before its graph is built.
   coll::NcclParams params = coll::nccl_priors(coll::comm_arch(cluster, ranks));
-  if (a.host_paced && a.calibration.empty())
-    throw InputError("key 'host-paced': needs --calibration (the host floor is fitted)");
   cal::HostFloors floors;
   if (!a.calibration.empty()) {
     const cal::Calibration calibration = cal::load_calibration(a.calibration);
@@ -128,12 +127,15 @@ void run_coll(const CollArgs& a) {
   const topo::ClusterGraph graph(cluster);
   coll::Communicator comm(graph, ranks, params);
   std::vector<coll::SweepRow> rows = coll::sweep(comm, *op, sizes, *dtype, options, fidelity);
-  // nccl-tests' timing: each call costs the longer of the host's launch floor (the default runs'
-  // floor at this rank count, fit_host_floor.hpp) and the GPUs' time.
+  // nccl-tests' timing: each call costs the longer of the host's launch floor (the calibration's
+  // default runs' floor at this rank count, else the measured prior: fit_host_floor.hpp) and the
+  // GPUs' time.
+  const int n = static_cast<int>(ranks.size());
+  const double floor_us =
+      a.calibration.empty() ? cal::prior_host_floor_us(n) : floors.at("default", n);
   if (a.host_paced) {
-    const int n = static_cast<int>(ranks.size());
     for (coll::SweepRow& r : rows) {
-      r.time_us = floors.host_paced_us("default", n, r.time_us);
+      r.time_us = std::max(floor_us, r.time_us);
       r.algbw_GBps = r.bytes / (r.time_us * 1e3);
       r.busbw_GBps = r.algbw_GBps * coll::busbw_factor(*op, n);
     }
@@ -153,6 +155,7 @@ void run_coll(const CollArgs& a) {
     out["fidelity"] = a.fidelity;
     out["params"] = comm.params().source;
     out["host_paced"] = a.host_paced;
+    if (a.host_paced) out["host_floor_us"] = floor_us;
     out["rows"] = nlohmann::json::array();
     for (const auto& r : rows) {
       out["rows"].push_back({{"size_bytes", r.bytes},
@@ -187,9 +190,9 @@ void run_coll(const CollArgs& a) {
             << shape.n_ranks << (shape.n_ranks == 1 ? " rank on " : " ranks on ") << shape.n_nodes
             << " node(s), fidelity " << a.fidelity << ", " << comm.params().source << "\n";
   if (a.host_paced) {
-    std::cout << "# host-paced: each call max(host floor "
-              << floors.at("default", static_cast<int>(ranks.size()))
-              << " us, the GPUs' time), as nccl-tests times it\n";
+    std::cout << "# host-paced: each call max(host floor " << floor_us << " us"
+              << (a.calibration.empty() ? " (prior)" : "")
+              << ", the GPUs' time), as nccl-tests times it\n";
   }
   if (!reduced.empty()) std::cout << "# " << reduced << "\n";
   if (shape.n_ranks == 1) {
@@ -240,7 +243,8 @@ void add_coll_command(CLI::App& app) {
                   "Calibration file (clustersim fit): fitted NCCL parameters and link figures");
   cmd->add_flag("--host-paced", args->host_paced,
                 "Time calls as nccl-tests does, one host thread launching every rank: each "
-                "takes max(the calibration's host floor, the GPUs' time); needs --calibration");
+                "takes max(the host floor, the GPUs' time); the floor is the calibration's, "
+                "else a prior measured per rank (printed in the header)");
   auto* csv = cmd->add_flag("--csv", args->csv, "Print CSV");
   cmd->add_flag("--json", args->json, "Print JSON")->excludes(csv);
   cmd->callback([args] { run_coll(*args); });

@@ -99,7 +99,6 @@ TEST_CASE("clustersim coll rejects bad input with exit status 2") {
       {dgx + "-b 8 -e 1x", "maxbytes"},
       {dgx + "--fidelity packet", "unknown fidelity 'packet'"},
       {dgx + "--op allgather --algo tree", "no algorithm/protocol available"},
-      {dgx + "--host-paced", "key 'host-paced': needs --calibration"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.args);
@@ -129,10 +128,36 @@ TEST_CASE("clustersim coll honours NCCL_ALGO / NCCL_PROTO / NCCL_NVLS_ENABLE; fl
   CHECK(bad.output.find("NCCL_ALGO") != std::string::npos);
 }
 
-// --host-paced: every row takes max(the calibration's host floor, the GPUs' time), the floor read
-// here from the calibration file itself: the default runs' all-reduce floor at 2 ranks, and at 3
-// ranks halfway between the fitted 2- and 4-rank floors.
-TEST_CASE("clustersim coll --host-paced times each call as max(host floor, GPU time)") {
+namespace {
+
+// --host-paced: every row takes max(host floor, the GPUs' time). `args` sweep 8 B - 64 MiB.
+void check_host_paced(const std::string& args, double floor) {
+  const CommandResult gpu = run(args);
+  const CommandResult paced = run(args + " --host-paced");
+  REQUIRE(gpu.status == 0);
+  REQUIRE(paced.status == 0);
+  const auto b_file = nlohmann::json::parse(paced.output);
+  CHECK(b_file["host_floor_us"].get<double>() == doctest::Approx(floor));
+  const auto a = nlohmann::json::parse(gpu.output)["rows"];
+  const auto b = b_file["rows"];
+  REQUIRE(a.size() == b.size());
+  int floored = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const double t = a[i]["time_us"];
+    CHECK(b[i]["time_us"].get<double>() == doctest::Approx(std::max(floor, t)));
+    CHECK(b[i]["busbw_GBps"].get<double>() <= a[i]["busbw_GBps"].get<double>());
+    floored += t < floor;
+  }
+  // Both regimes occur: small calls on the floor, 64 MiB on the GPUs.
+  CHECK(floored > 0);
+  CHECK(b.back()["time_us"].get<double>() == a.back()["time_us"].get<double>());
+}
+
+}  // namespace
+
+// With a calibration, the floor is read here from the calibration file itself: the default runs'
+// all-reduce floor at 2 ranks, and at 3 ranks halfway between the fitted 2- and 4-rank floors.
+TEST_CASE("clustersim coll --host-paced times each call as max(calibrated host floor, GPU time)") {
   const std::string cal =
       std::string(CLUSTERSIM_SOURCE_DIR) + "/calibrate/data/h200x4/calibration.json";
   const nlohmann::json file = nlohmann::json::parse(cs::test::read_text_file(cal));
@@ -150,25 +175,22 @@ TEST_CASE("clustersim coll --host-paced times each call as max(host floor, GPU t
   REQUIRE(floor4 > floor2);
   for (const int n : {2, 3}) {
     CAPTURE(n);
-    const double floor = n == 2 ? floor2 : 0.5 * (floor2 + floor4);
-    const std::string args = topo("h200-4gpu.yaml") + "--op allreduce -n " + std::to_string(n) +
-                             " -b 8 -e 64M -f 8 --json --calibration '" + cal + "'";
-    const CommandResult gpu = run(args);
-    const CommandResult paced = run(args + " --host-paced");
-    REQUIRE(gpu.status == 0);
-    REQUIRE(paced.status == 0);
-    const auto a = nlohmann::json::parse(gpu.output)["rows"];
-    const auto b = nlohmann::json::parse(paced.output)["rows"];
-    REQUIRE(a.size() == b.size());
-    int floored = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      const double t = a[i]["time_us"];
-      CHECK(b[i]["time_us"].get<double>() == doctest::Approx(std::max(floor, t)));
-      CHECK(b[i]["busbw_GBps"].get<double>() <= a[i]["busbw_GBps"].get<double>());
-      floored += t < floor;
-    }
-    // Both regimes occur: small calls on the floor, 64 MiB on the GPUs.
-    CHECK(floored > 0);
-    CHECK(b.back()["time_us"].get<double>() == a.back()["time_us"].get<double>());
+    check_host_paced(topo("h200-4gpu.yaml") + "--op allreduce -n " + std::to_string(n) +
+                         " -b 8 -e 64M -f 8 --json --calibration '" + cal + "'",
+                     n == 2 ? floor2 : 0.5 * (floor2 + floor4));
+  }
+}
+
+// Without one, the prior floor (fit_host_floor.hpp): 6.9 us per rank, 5.6 us for one rank alone.
+TEST_CASE("clustersim coll --host-paced without a calibration takes the measured prior floor") {
+  const struct {
+    int n;
+    double floor_us;
+  } cases[] = {{1, 5.6}, {2, 2 * 6.9}, {4, 4 * 6.9}, {8, 8 * 6.9}};
+  for (const auto& c : cases) {
+    CAPTURE(c.n);
+    check_host_paced(topo("dgx-h100.yaml") + "--op allreduce -n " + std::to_string(c.n) +
+                         " -b 8 -e 64M -f 8 --json",
+                     c.floor_us);
   }
 }
