@@ -181,12 +181,12 @@ TEST_CASE("clustersim coll --host-paced times each call as max(calibrated host f
   }
 }
 
-// Without one, the prior floor (fit_host_floor.hpp): 6.9 us per rank, 5.6 us for one rank alone.
+// Without one, the prior floor (fit_host_floor.hpp): 6.9 us per rank, 4.8 us for one rank alone.
 TEST_CASE("clustersim coll --host-paced without a calibration takes the measured prior floor") {
   const struct {
     int n;
     double floor_us;
-  } cases[] = {{1, 5.6}, {2, 2 * 6.9}, {4, 4 * 6.9}, {8, 8 * 6.9}};
+  } cases[] = {{1, 4.8}, {2, 2 * 6.9}, {4, 4 * 6.9}, {8, 8 * 6.9}};
   for (const auto& c : cases) {
     CAPTURE(c.n);
     check_host_paced(topo("dgx-h100.yaml") + "--op allreduce -n " + std::to_string(c.n) +
