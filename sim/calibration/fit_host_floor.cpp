@@ -41,8 +41,12 @@ double prior_host_floor_us(int n_ranks) {
   return n_ranks == 1 ? kPriorHostFloorOneRankUs : kPriorHostFloorPerRankUs * n_ranks;
 }
 
+double fitted_or_prior_floor_us(const HostFloors& floors, const std::string& config, int n_ranks) {
+  return floors.empty() ? prior_host_floor_us(n_ranks) : floors.at(config, n_ranks);
+}
+
 double HostFloors::host_paced_us(const std::string& config, int n_ranks, double device_us) const {
-  return std::max(at(config, n_ranks), device_us);
+  return std::max(fitted_or_prior_floor_us(*this, config, n_ranks), device_us);
 }
 
 HostFloors fit_host_floors(const Measurements& data, const Split& split, const std::string& op) {

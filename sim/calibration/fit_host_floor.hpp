@@ -33,7 +33,8 @@ struct HostFloors {
   // ranks); the one fitted count's floor when there is one; 0 when there is none. One rank (NCCL's
   // copy) has its own floor where fitted, which never sets the floor of two or more.
   double at(const std::string& config, int n_ranks) const;
-  // What a host-paced record of a call measures when the GPUs take `device_us`.
+  // What a host-paced record of a call measures when the GPUs take `device_us`: the longer of
+  // that and the floor (the prior floor where none was fitted, fitted_or_prior_floor_us()).
   double host_paced_us(const std::string& config, int n_ranks, double device_us) const;
 };
 
@@ -49,6 +50,9 @@ struct HostFloors {
 inline constexpr double kPriorHostFloorPerRankUs = 6.9;
 inline constexpr double kPriorHostFloorOneRankUs = 4.8;
 double prior_host_floor_us(int n_ranks);
+// `floors.at(config, n_ranks)` where a calibration fitted floors for the collective, else the
+// prior.
+double fitted_or_prior_floor_us(const HostFloors& floors, const std::string& config, int n_ranks);
 
 // The points of a curve whose time is within this factor of its fastest point are its flat part.
 // The floor is one launch sequence's time, and a sequence varies by a few percent from call to

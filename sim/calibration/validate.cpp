@@ -72,7 +72,8 @@ void predict_nccl(const Measurements& data, const Calibration& cal, Predictor& p
     const coll::CollectiveResult b =
         calibrated.for_op(p.op).collective(*op, p.n_ranks, p.bytes, chosen);
     // The simulator times the GPUs; a host-paced record also pays the host's launches, which
-    // the calibration knows as its floor, and the priors as the measured prior floor.
+    // the calibration knows as its floor (where it fitted one for the collective), and the
+    // priors as the measured prior floor.
     const bool paced = p.timing == NcclTiming::host_paced;
     r.prior_us = paced ? std::max(prior_host_floor_us(p.n_ranks), a.time_us()) : a.time_us();
     const HostFloors& floors = nccl_fit_for(cal, p.op).host_floors;

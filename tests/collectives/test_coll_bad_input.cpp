@@ -96,20 +96,6 @@ TEST_CASE("a calibration of another GPU model is refused, naming its line") {
                             "calibration.json:104: key 'machine.gpu_name': fitted on NVIDIA H200");
 }
 
-TEST_CASE("--host-paced with a calibration that has no host floor for the collective") {
-  // h200x4 measured no reduce: the every-op fit, which has no floors, answers for it. The floor
-  // was 0 us and the flag did nothing.
-  const std::string cal =
-      std::string(CLUSTERSIM_SOURCE_DIR) + "/calibrate/data/h200x4/calibration.json";
-  const std::string args = "coll --topology " + kTopologies +
-                           "h200-4gpu.yaml -b 8 -e 8 "
-                           "--calibration " +
-                           cal + " --host-paced --op ";
-  const CommandResult r = clustersim_stderr(args + "reduce");
-  cs::test::check_bad_input(r, "key 'host-paced': " + cal + " has no host floor for reduce");
-  CHECK(clustersim_stderr(args + "allreduce").status == 0);
-}
-
 TEST_CASE("usage errors of the program are one line") {
   const struct {
     const char* args;

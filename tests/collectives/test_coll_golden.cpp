@@ -182,7 +182,7 @@ TEST_CASE("clustersim coll --host-paced times each call as max(calibrated host f
 }
 
 // Without one, the prior floor (fit_host_floor.hpp): 6.9 us per rank, 4.8 us for one rank alone.
-TEST_CASE("clustersim coll --host-paced without a calibration takes the measured prior floor") {
+TEST_CASE("clustersim coll --host-paced without a fitted floor takes the measured prior floor") {
   const struct {
     int n;
     double floor_us;
@@ -193,4 +193,13 @@ TEST_CASE("clustersim coll --host-paced without a calibration takes the measured
                          " -b 8 -e 64M -f 8 --json",
                      c.floor_us);
   }
+  // A calibration that fitted no floor for the collective leaves the prior: h200x4 measured no
+  // reduce, so its every-op fit answers for it, with no floors: 4 x 6.9 us.
+  const std::string cal =
+      std::string(CLUSTERSIM_SOURCE_DIR) + "/calibrate/data/h200x4/calibration.json";
+  check_host_paced(topo("h200-4gpu.yaml") +
+                       "--op reduce -n 4 -b 8 -e 64M -f 8 --json "
+                       "--calibration '" +
+                       cal + "'",
+                   4 * 6.9);
 }
