@@ -44,9 +44,10 @@ struct HostFloors {
 // collectives at 2-4 ranks, 102 floors, quartiles 6.4 and 8.9 us per rank, extremes 5.8 and 12.5;
 // the medians per rank count, 14.7, 20.2 and 27.9 us at 2, 3 and 4 ranks, are within 7 % of 2, 3
 // and 4 x 6.9; a later 2 x H200 machine, h200x2-run3, measured 13.6-18.9 us, median 14.4). One rank
-// launches NCCL's copy instead: 4.8 us, the median of the four collectives' floors on two hosts
-// (h100x1-run3: 5.46-5.79 us; h200x1-run2: 3.79-4.15 us), each within 21 % of it. Hosts differ:
-// a faster launcher has a lower floor, which only a calibration of that host knows.
+// launches NCCL's copy instead: 4.8 us, the median of the four collectives' floors on four hosts,
+// which fall in two groups: the H200 hosts (h200x1-onerank, h200x1-run2) 3.6-4.2 us, the H100
+// hosts (h100x1-onerank, h100x1-run3) 5.5-6.4 us. Hosts differ: a faster launcher has a lower
+// floor, which only a calibration of that host knows.
 inline constexpr double kPriorHostFloorPerRankUs = 6.9;
 inline constexpr double kPriorHostFloorOneRankUs = 4.8;
 double prior_host_floor_us(int n_ranks);
