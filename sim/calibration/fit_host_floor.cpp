@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "calibration/fit_nccl.hpp"
@@ -11,21 +12,16 @@
 
 namespace cs::cal {
 
-double HostFloors::at(const std::string& config, int n_ranks) const {
-  // One rank launches NCCL's copy, not a collective: its floor takes no part in the rank-count
-  // line of the others (one rank without a floor of its own still extrapolates that line).
+std::optional<double> HostFloors::fitted(const std::string& config, int n_ranks) const {
+  // One rank launches NCCL's copy, not a collective: its floor and the rank-count line of the
+  // others never stand in for each other.
   std::vector<const HostFloor*> own;
   for (const HostFloor& f : curves) {
     if (f.config == config && (f.n_ranks == 1) == (n_ranks == 1)) own.push_back(&f);
   }
-  if (own.empty() && n_ranks == 1) {
-    for (const HostFloor& f : curves) {
-      if (f.config == config) own.push_back(&f);
-    }
-  }
   if (own.empty()) {
-    if (config != "default") return at("default", n_ranks);
-    return 0;
+    if (config != "default") return fitted("default", n_ranks);
+    return std::nullopt;
   }
   if (own.size() == 1) return own.front()->floor_us;
   // The two fitted counts nearest n: the pair around it, or the last two on its side.
@@ -37,16 +33,16 @@ double HostFloors::at(const std::string& config, int n_ranks) const {
   return std::max(0.0, a.floor_us + slope * (n_ranks - a.n_ranks));
 }
 
+double HostFloors::at(const std::string& config, int n_ranks) const {
+  return fitted(config, n_ranks).value_or(0.0);
+}
+
 double prior_host_floor_us(int n_ranks) {
   return n_ranks == 1 ? kPriorHostFloorOneRankUs : kPriorHostFloorPerRankUs * n_ranks;
 }
 
-double fitted_or_prior_floor_us(const HostFloors& floors, const std::string& config, int n_ranks) {
-  return floors.empty() ? prior_host_floor_us(n_ranks) : floors.at(config, n_ranks);
-}
-
 double HostFloors::host_paced_us(const std::string& config, int n_ranks, double device_us) const {
-  return std::max(fitted_or_prior_floor_us(*this, config, n_ranks), device_us);
+  return std::max(fitted(config, n_ranks).value_or(prior_host_floor_us(n_ranks)), device_us);
 }
 
 HostFloors fit_host_floors(const Measurements& data, const Split& split, const std::string& op) {

@@ -7,6 +7,7 @@
 // simulator models; the floor is fitted here, per collective and rank count, from the flat part.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,11 +31,13 @@ struct HostFloors {
   // The floor of `config` (or of the default runs, when `config` has none) at `n_ranks`: the
   // fitted one, else linear in the rank count between (or beyond) the two nearest fitted counts,
   // never below 0 (one thread launches each rank in turn, so the host's time grows with the
-  // ranks); the one fitted count's floor when there is one; 0 when there is none. One rank (NCCL's
-  // copy) has its own floor where fitted, which never sets the floor of two or more.
+  // ranks); the one fitted count's floor when there is one. One rank (NCCL's copy) and two or
+  // more are apart: neither side's floors set the other's. nullopt where that side has none.
+  std::optional<double> fitted(const std::string& config, int n_ranks) const;
+  // fitted(), or 0 where none was: what the fitter tests its points against (device_bound()).
   double at(const std::string& config, int n_ranks) const;
   // What a host-paced record of a call measures when the GPUs take `device_us`: the longer of
-  // that and the floor (the prior floor where none was fitted, fitted_or_prior_floor_us()).
+  // that and the floor: fitted(), else the prior floor (prior_host_floor_us()).
   double host_paced_us(const std::string& config, int n_ranks, double device_us) const;
 };
 
@@ -51,9 +54,6 @@ struct HostFloors {
 inline constexpr double kPriorHostFloorPerRankUs = 6.9;
 inline constexpr double kPriorHostFloorOneRankUs = 4.8;
 double prior_host_floor_us(int n_ranks);
-// `floors.at(config, n_ranks)` where a calibration fitted floors for the collective, else the
-// prior.
-double fitted_or_prior_floor_us(const HostFloors& floors, const std::string& config, int n_ranks);
 
 // The points of a curve whose time is within this factor of its fastest point are its flat part.
 // The floor is one launch sequence's time, and a sequence varies by a few percent from call to

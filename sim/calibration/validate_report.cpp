@@ -86,8 +86,9 @@ std::string validation_text(const Validation& v, const std::string& calibration_
   out += "# |error| = |simulated - measured| / measured over held-out points only\n";
   out +=
       "# host_paced records: max(host floor, simulated GPU time); calibrated, the calibration's\n"
-      "# floor for the collective and rank count; prior, the measured prior floor (" +
-      format_us(kPriorHostFloorOneRankUs) + " us at one\n# rank, else " +
+      "# floor for the collective and rank count (the prior's where it fitted none); prior, the\n"
+      "# measured prior floor (" +
+      format_us(kPriorHostFloorOneRankUs) + " us at one rank, else " +
       format_us(kPriorHostFloorPerRankUs) + " us per rank: fit_host_floor.hpp)\n";
   out +=
       "# algo/proto: the tuner's choice equal to the one NCCL logged; NCCL chooses with its\n"

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "calibration/calibration_file.hpp"
@@ -121,12 +122,13 @@ void run_coll(const CollArgs& a) {
   const topo::ClusterGraph graph(cluster);
   coll::Communicator comm(graph, ranks, params);
   std::vector<coll::SweepRow> rows = coll::sweep(comm, *op, sizes, *dtype, options, fidelity);
-  // nccl-tests' timing: each call costs the longer of the host's launch floor (the calibration's
-  // default runs' floor at this rank count, else the measured prior: fit_host_floor.hpp) and the
-  // GPUs' time. A calibration without a floor for the collective (not measured, or measured
-  // gated) leaves the prior.
+  // nccl-tests' timing: each call costs the longer of the host's launch floor and the GPUs'
+  // time. The floor is the calibration's for the default runs at this rank count, else (none
+  // calibrated, or none fitted there: not measured, or measured gated) the measured prior
+  // (fit_host_floor.hpp).
   const int n = static_cast<int>(ranks.size());
-  const double floor_us = cal::fitted_or_prior_floor_us(floors, "default", n);
+  const std::optional<double> fitted_floor_us = floors.fitted("default", n);
+  const double floor_us = fitted_floor_us.value_or(cal::prior_host_floor_us(n));
   if (a.host_paced) {
     for (coll::SweepRow& r : rows) {
       r.time_us = std::max(floor_us, r.time_us);
@@ -185,10 +187,11 @@ void run_coll(const CollArgs& a) {
             << " node(s), fidelity " << a.fidelity << ", " << comm.params().source << "\n";
   if (a.host_paced) {
     std::string source;
-    if (floors.empty()) {
+    if (!fitted_floor_us) {
       source = a.calibration.empty() ? " (prior)"
                                      : " (prior: the calibration fitted none for " +
-                                           std::string(coll::to_string(*op)) + ")";
+                                           std::string(coll::to_string(*op)) + " at " +
+                                           std::to_string(n) + (n == 1 ? " rank)" : " ranks)");
     }
     std::cout << "# host-paced: each call max(host floor " << floor_us << " us" << source
               << ", the GPUs' time), as nccl-tests times it\n";

@@ -2,6 +2,7 @@
 // refreshed by tests/golden/coll/refresh.sh, whose cases these are), and bad flags exit 2 with a
 // message.
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -136,21 +137,21 @@ void check_host_paced(const std::string& args, double floor) {
   const CommandResult paced = run(args + " --host-paced");
   REQUIRE(gpu.status == 0);
   REQUIRE(paced.status == 0);
-  const auto b_file = nlohmann::json::parse(paced.output);
-  CHECK(b_file["host_floor_us"].get<double>() == doctest::Approx(floor));
-  const auto a = nlohmann::json::parse(gpu.output)["rows"];
-  const auto b = b_file["rows"];
-  REQUIRE(a.size() == b.size());
+  const auto paced_json = nlohmann::json::parse(paced.output);
+  CHECK(paced_json["host_floor_us"].get<double>() == doctest::Approx(floor));
+  const auto gpu_rows = nlohmann::json::parse(gpu.output)["rows"];
+  const auto paced_rows = paced_json["rows"];
+  REQUIRE(gpu_rows.size() == paced_rows.size());
   int floored = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const double t = a[i]["time_us"];
-    CHECK(b[i]["time_us"].get<double>() == doctest::Approx(std::max(floor, t)));
-    CHECK(b[i]["busbw_GBps"].get<double>() <= a[i]["busbw_GBps"].get<double>());
+  for (std::size_t i = 0; i < gpu_rows.size(); ++i) {
+    const double t = gpu_rows[i]["time_us"];
+    CHECK(paced_rows[i]["time_us"].get<double>() == doctest::Approx(std::max(floor, t)));
+    CHECK(paced_rows[i]["busbw_GBps"].get<double>() <= gpu_rows[i]["busbw_GBps"].get<double>());
     floored += t < floor;
   }
   // Both regimes occur: small calls on the floor, 64 MiB on the GPUs.
   CHECK(floored > 0);
-  CHECK(b.back()["time_us"].get<double>() == a.back()["time_us"].get<double>());
+  CHECK(paced_rows.back()["time_us"].get<double>() == gpu_rows.back()["time_us"].get<double>());
 }
 
 }  // namespace
@@ -193,6 +194,8 @@ TEST_CASE("clustersim coll --host-paced without a fitted floor takes the measure
                          " -b 8 -e 64M -f 8 --json",
                      c.floor_us);
   }
+  CHECK(run(topo("dgx-h100.yaml") + "-n 4 -b 8 -e 8 --host-paced")
+            .output.find("host floor 27.6 us (prior), the GPUs' time") != std::string::npos);
   // A calibration that fitted no floor for the collective leaves the prior: h200x4 measured no
   // reduce, so its every-op fit answers for it, with no floors: 4 x 6.9 us.
   const std::string cal =
@@ -202,4 +205,22 @@ TEST_CASE("clustersim coll --host-paced without a fitted floor takes the measure
                        "--calibration '" +
                        cal + "'",
                    4 * 6.9);
+  // Nor does a floor fitted at one rank only set one for two: h100x1-run3 (one H100) has
+  // one-rank floors, and at 2 ranks the prior's 2 x 6.9 us stands.
+  const fs::path one_rank =
+      fs::temp_directory_path() / ("clustersim-onerank-" + std::to_string(::getpid()) + ".json");
+  const CommandResult fit =
+      cs::test::run_command("'" + std::string(CLUSTERSIM_BINARY) + "' fit '" +
+                            CLUSTERSIM_SOURCE_DIR + "/calibrate/data/h100x1-run3' " +
+                            topo("dgx-h100.yaml") + "-o '" + one_rank.string() + "' 2>&1");
+  REQUIRE(fit.status == 0);
+  const std::string two_ranks =
+      topo("dgx-h100.yaml") + "-n 2 -b 8 -e 64M -f 8 --calibration '" + one_rank.string() + "'";
+  check_host_paced(two_ranks + " --json", 2 * 6.9);
+  CHECK(
+      run(two_ranks + " --host-paced")
+          .output.find(
+              "host floor 13.8 us (prior: the calibration fitted none for allreduce at 2 ranks)") !=
+      std::string::npos);
+  fs::remove(one_rank);
 }
