@@ -122,10 +122,8 @@ void run_coll(const CollArgs& a) {
   const topo::ClusterGraph graph(cluster);
   coll::Communicator comm(graph, ranks, params);
   std::vector<coll::SweepRow> rows = coll::sweep(comm, *op, sizes, *dtype, options, fidelity);
-  // nccl-tests' timing: each call costs the longer of the host's launch floor and the GPUs'
-  // time. The floor is the calibration's for the default runs at this rank count, else (none
-  // calibrated, or none fitted there: not measured, or measured gated) the measured prior
-  // (fit_host_floor.hpp).
+  // nccl-tests' timing: each call costs the longer of the host's launch floor and the GPUs' time;
+  // the floor is the calibration's at this rank count, else the prior (fit_host_floor.hpp).
   const int n = static_cast<int>(ranks.size());
   const std::optional<double> fitted_floor_us = floors.fitted("default", n);
   const double floor_us = fitted_floor_us.value_or(cal::prior_host_floor_us(n));
