@@ -82,6 +82,11 @@ ReplayResult run_on(const topo::ClusterGraph& graph, const std::vector<FlowReque
   result.end = result.begin;
   for (TimePs t : result.finish) result.end = std::max(result.end, t);
   for (int c = 0; c < model.channel_count(); ++c) result.channels.push_back(model.channel_stats(c));
+  // By time, then channel: the order the solver lists a re-solve's channels in is its own.
+  std::stable_sort(result.loads.begin(), result.loads.end(),
+                   [](const LoadSample& x, const LoadSample& y) {
+                     return x.at != y.at ? x.at < y.at : x.channel < y.channel;
+                   });
   return result;
 }
 

@@ -28,9 +28,9 @@ struct ReplayResult {
   std::vector<ChannelStats> channels;  // per channel id
   TimePs begin = 0;                    // earliest start
   TimePs end = 0;                      // latest finish
-  // Every change of a channel's utilization, in time order (one sample per channel and time: the
-  // last of the updates at that time). Recorded only when asked, by the flow fidelity only: the
-  // analytical one has no shared load to sample.
+  // Every change of a channel's utilization, in order of time, then channel id (one sample per
+  // channel and time: the last of the updates at that time). Recorded only when asked, by the flow
+  // fidelity only: the analytical one has no shared load to sample.
   std::vector<LoadSample> loads;
 };
 

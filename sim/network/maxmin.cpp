@@ -128,6 +128,7 @@ void MaxMinSharing::remove(FlowIndex index) {
   flow.active = false;
   free_flows_.push_back(index);
   --active_flows_;
+  ++removed_since_update_;
   if (dead_uses_ > 4096 && dead_uses_ > use_pool_.size() / 2) compact_uses();
 }
 
@@ -167,16 +168,23 @@ void MaxMinSharing::mark_dirty(topo::ChannelId channel) {
 std::span<const MaxMinSharing::FlowIndex> MaxMinSharing::update() {
   changed_flows_.clear();
   drop_dirty_followers();
+  for (topo::ChannelId c : dirty_channels_) sort_members(c);
   count_added_flows();
   all_changed_ = fresh_batch();
   if (all_changed_) {
     solve_fresh_batch();
+  } else if (added_flows_.size() + removed_since_update_ <= sweep_limit_.value_or(kSweepChanges)) {
+    sweep_added_.assign(added_flows_.begin(), added_flows_.end());
+    restart_cap_Bps_ = std::numeric_limits<double>::infinity();
+    list_added_flows();
+    sweep(sweep_added_);
   } else {
     const std::size_t added = added_flows_.size();
     const double restart_Bps = restart_level_Bps();
     list_added_flows();
     resolve(restart_Bps, added);
   }
+  removed_since_update_ = 0;
   for (FlowIndex index : added_without_channels_) {
     FlowState& flow = flows_[static_cast<std::size_t>(index)];
     if (!flow.active || flow.use_count != 0) continue;  // removed (and maybe reused) since

@@ -92,6 +92,11 @@ class MaxMinSharing {
   // (maxmin_solve.cpp); by default max(256, active flows / 16). Tests set 0 or a large number to
   // take one path only; the rates are max-min fair either way.
   void set_narrow_search_limit(std::size_t flows) { narrow_search_limit_ = flows; }
+  // The most flows added and removed since the last update() for which update() sweeps the
+  // levels (maxmin_sweep.cpp) instead of restarting and searching; by default kSweepChanges.
+  // Tests set 0 to take the restart alone; the rates are max-min fair either way.
+  void set_sweep_limit(std::size_t changes) { sweep_limit_ = changes; }
+  static constexpr std::size_t kSweepChanges = 64;
 
  private:
   // Hot per-channel figures in one record (one cache line). Its members, sorted by rate so that
@@ -119,6 +124,11 @@ class MaxMinSharing {
     std::uint8_t slots_log2 = 0;
     bool dirty = false;
     bool crossed = false;  // solve scratch: the search crossed it (else it bounds)
+    bool light = false;    // sweep scratch: followed by a bound only (maxmin_sweep.cpp)
+    // Its members are not in rate order: a channel with room that a sweep left unsorted, since
+    // nothing reads the order until it fills (maxmin_sweep.cpp). sort_members() sorts it.
+    bool unsorted = false;
+    std::uint8_t lazy_commits = 0;  // sweeps since it was last sorted, its load summed anew
     std::uint32_t slot_count() const { return members ? std::uint32_t{1} << slots_log2 : 0; }
   };
   static_assert(sizeof(ChannelState) <= 64, "a channel's hot figures fit one cache line");
@@ -194,6 +204,25 @@ class MaxMinSharing {
   void queue_level(topo::ChannelId channel);
   void solve_component(double restart_Bps);
   void rebuild_heap();
+  // The sweep (maxmin_sweep.cpp).
+  void sweep(std::span<const FlowIndex> added);
+  void touch(topo::ChannelId channel, double level_Bps);
+  bool touch_light(topo::ChannelId channel, double level_Bps);
+  void check_light(topo::ChannelId channel, double level_Bps);
+  void queue_far_light();
+  void find_region(ChannelState& state, double touched_at_Bps) const;
+  void follow_exactly(topo::ChannelId channel, double level_Bps);
+  void pass_below(ChannelState& state, double level_Bps);
+  double share_Bps(const ChannelState& state) const;
+  double top_unchanged_Bps(const ChannelState& state) const;
+  void consider(topo::ChannelId channel);
+  void saturate(topo::ChannelId channel, double level_Bps);
+  void settle(FlowIndex flow, double level_Bps);
+  void raise(FlowIndex flow, double level_Bps);
+  void commit_sweep();
+  void sort_region(topo::ChannelId channel);
+  void sort_members(topo::ChannelId channel);
+  void propose_twins(FlowIndex flow);
   void freeze(FlowIndex flow, double rate_Bps);
   void set_rate(FlowIndex flow, double rate_Bps);
   void commit();
@@ -275,6 +304,26 @@ class MaxMinSharing {
   std::uint32_t visit_ = 0;
   std::uint32_t update_serial_ = 0;
   int active_flows_ = 0;
+  // The sweep's scratch: the flows added since the last update(), counted before they are listed,
+  // and a member list region being sorted, with each entry's slot before the sort.
+  std::size_t removed_since_update_ = 0;
+  std::optional<std::size_t> sweep_limit_;
+  std::vector<FlowIndex> sweep_added_;
+  // Per channel followed by a bound: the summed multiplicity x old rate of its open changed flows,
+  // and the bound it is queued at in light_heap_ (infinity: not queued).
+  struct LightScratch {
+    double open_old_Bps;
+    double queued_Bps;
+    double touched_at_Bps;
+    bool in_heap;  // else in far_light_, if queued
+  };
+  std::vector<LightScratch> light_;
+  QuaternaryHeap<Level, Lower> light_heap_;
+  // Light channels queued but not in light_heap_ yet, and the least of their bounds.
+  std::vector<topo::ChannelId> far_light_;
+  double far_below_Bps_ = 0;
+  std::size_t open_changed_ = 0;  // changed flows not frozen yet
+  std::vector<std::pair<Member, std::uint32_t>> sort_scratch_;
 };
 
 // One-shot solve: rates of `flows` (each a channel list with repeats) over `capacity_Bps`, with

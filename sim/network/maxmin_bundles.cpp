@@ -73,6 +73,7 @@ void MaxMinSharing::split(topo::ChannelId follower) {
   ChannelState& state = channels_[f];
   state.member_count = source.member_count;
   state.load_Bps = source.load_Bps;
+  state.unsorted = source.unsorted;
   state.members.reset();
   state.slots_log2 = 0;
   if (source.member_count > 0) {  // exactly as many slots, as for a first allocation
@@ -153,7 +154,9 @@ void MaxMinSharing::form_bundles() {
 }
 
 bool MaxMinSharing::same_list(const ChannelState& x, const ChannelState& y) const {
-  if (x.member_count != y.member_count || x.load_Bps != y.load_Bps) return false;
+  if (x.member_count != y.member_count || x.load_Bps != y.load_Bps || x.unsorted || y.unsorted) {
+    return false;
+  }
   const Member* a = x.members.get();
   const Member* b = y.members.get();
   for (std::uint32_t i = 0; i < x.member_count; ++i) {

@@ -96,6 +96,7 @@ void MaxMinSharing::reach(topo::ChannelId channel, double restart_Bps) {
   // A follower is left out (maxmin_bundles.cpp); marked visited, it is neither fetched ahead nor
   // looked up again.
   if (is_follower(channel)) return;
+  sort_members(channel);
   ChannelState& state = channels_[static_cast<std::size_t>(channel)];
   component_channels_.push_back(channel);
   state.crossed = !narrow_ || state.dirty || state.cross_mark == update_serial_;

@@ -2,7 +2,9 @@
 // slot share one or two cache lines, which is what the max-min solver's pops spend their time on.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -23,10 +25,27 @@ class QuaternaryHeap {
   bool empty() const { return items_.empty(); }
   std::size_t size() const { return items_.size(); }
   const T& top() const { return items_.front(); }
+  // The items that may come to the top after the next pop (the top's children), to prefetch.
+  std::span<const T> next_tops() const {
+    return std::span<const T>(items_).subspan(
+        std::min<std::size_t>(1, items_.size()),
+        std::min<std::size_t>(4, items_.size() - std::min<std::size_t>(1, items_.size())));
+  }
   void pop() {
     T last = std::move(items_.back());
     items_.pop_back();
     if (!items_.empty()) sift_down(0, std::move(last));
+  }
+  void push(T item) {
+    std::size_t slot = items_.size();
+    items_.push_back(item);
+    while (slot > 0) {
+      const std::size_t parent = (slot - 1) / 4;
+      if (!before_(item, items_[parent])) break;
+      items_[slot] = std::move(items_[parent]);
+      slot = parent;
+    }
+    items_[slot] = std::move(item);
   }
   // Replaces the top by `item` (which may belong anywhere) in one pass.
   void replace_top(T item) { sift_down(0, std::move(item)); }

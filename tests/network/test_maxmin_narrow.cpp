@@ -29,6 +29,7 @@ struct BoundingCase {
 
   explicit BoundingCase(double y_capacity) : sharing({10.0, y_capacity, 4.0}) {
     sharing.set_narrow_search_limit(std::numeric_limits<std::size_t>::max());
+    sharing.set_sweep_limit(0);  // the restart and its narrow search, not the sweep
     const std::vector<topo::ChannelId> s_path{kX, kY}, t_path{kX}, k_path{kY, kZ};
     s = sharing.add(s_path);
     t = sharing.add(t_path);
@@ -67,6 +68,7 @@ TEST_CASE("narrow search: a bounding channel with room limits the flows that ris
   // s, so no second round: a kept load taken too low would let s rise to 6 and overload Y.
   MaxMinSharing sharing({12.0, 10.0, 5.0});
   sharing.set_narrow_search_limit(std::numeric_limits<std::size_t>::max());
+  sharing.set_sweep_limit(0);
   const std::vector<topo::ChannelId> s_path{kX, kY}, x_path{kX}, k_path{kY, kZ};
   const auto s = sharing.add(s_path);
   const auto t = sharing.add(x_path);
