@@ -58,6 +58,14 @@ constexpr double kSameWithin = 1e-11;
 // one sorts it and sums its load anew.
 constexpr std::uint8_t kLazyCommitsAtMost = 32;
 
+// Whether an unchanged flow at `old_Bps` froze before the sweep reached `level_Bps`. Flows frozen
+// at one channel may differ by twice kSameWithin (each kept its rate within it), so a flow counts
+// as frozen only clearly below the level: one within the band is still open there, and the
+// channel that froze it last time, saturating or not at about its rate, decides what it does.
+bool froze_below(double old_Bps, double level_Bps) {
+  return old_Bps < level_Bps * (1 - 4 * kSameWithin);
+}
+
 // Lists longer than this are sorted with std::stable_sort rather than by insertion.
 constexpr std::size_t kInsertionSortAtMost = 32;
 
@@ -181,7 +189,7 @@ void MaxMinSharing::touch(topo::ChannelId channel, double level_Bps) {
     const auto flow = static_cast<std::size_t>(member.flow);
     const double old_Bps = flow_rate_Bps_[flow];
     if (old_level_Bps < 0 && std::isfinite(old_Bps)) old_level_Bps = old_Bps;
-    if (flow_visit_[flow] != visit_ && old_Bps < level_Bps) break;
+    if (flow_visit_[flow] != visit_ && froze_below(old_Bps, level_Bps)) break;
   }
   state.written = below;
   if (std::isfinite(state.capacity_Bps) && full(state.load_Bps, state.capacity_Bps) &&
@@ -297,7 +305,7 @@ void MaxMinSharing::find_region(ChannelState& state, double touched_at_Bps) cons
   std::uint32_t below = state.member_count;
   for (; below > 0; --below) {
     const auto flow = static_cast<std::size_t>(members[below - 1].flow);
-    if (flow_visit_[flow] != visit_ && flow_rate_Bps_[flow] < touched_at_Bps) break;
+    if (flow_visit_[flow] != visit_ && froze_below(flow_rate_Bps_[flow], touched_at_Bps)) break;
   }
   state.written = below;
 }
@@ -310,7 +318,7 @@ void MaxMinSharing::pass_below(ChannelState& state, double level_Bps) {
     const auto flow = static_cast<std::size_t>(member.flow);
     if (member.multiplicity == 0 || flow_visit_[flow] == visit_) continue;
     const double old_Bps = flow_rate_Bps_[flow];
-    if (!(old_Bps < level_Bps)) break;
+    if (!froze_below(old_Bps, level_Bps)) break;
     state.frozen_load_Bps += finite_load(member.multiplicity, old_Bps);
     state.unfrozen_weight -= member.multiplicity;
   }

@@ -24,8 +24,10 @@ struct RandomFlows {
   int next_serial = 0;
 
   // One time in three (when any is live) removes a random flow; otherwise adds one over 1 to
-  // `max_hops` random channels (repeats possible), capped one time in four.
-  void change(std::mt19937& rng, MaxMinSharing& sharing, int channel_count, int max_hops) {
+  // `max_hops` random channels (repeats possible), capped one time in four (at 1 to 50.9 times
+  // `cap_unit`).
+  void change(std::mt19937& rng, MaxMinSharing& sharing, int channel_count, int max_hops,
+              double cap_unit = 1.0) {
     if (!live.empty() && rng() % 3 == 0) {
       const std::size_t victim = rng() % live.size();
       sharing.remove(live[victim]);
@@ -39,8 +41,8 @@ struct RandomFlows {
     const int length = 1 + static_cast<int>(rng() % static_cast<unsigned>(max_hops));
     for (int h = 0; h < length; ++h)
       path.push_back(static_cast<topo::ChannelId>(rng() % channel_count));
-    const double cap =
-        rng() % 4 == 0 ? 1.0 + (rng() % 500) / 10.0 : std::numeric_limits<double>::infinity();
+    const double cap = rng() % 4 == 0 ? (1.0 + (rng() % 500) / 10.0) * cap_unit
+                                      : std::numeric_limits<double>::infinity();
     live.push_back(sharing.add(path, cap));
     paths.push_back(path);
     caps.push_back(cap);

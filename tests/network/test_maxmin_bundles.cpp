@@ -16,8 +16,9 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // A (channel 0, capacity 10) and B (channel 1, capacity 12) carry f1, f2, f3: A binds at 10 / 3
-// and B, with the same flows and more capacity, never does. The third flow's update searches
-// both with the plain search, which finds B shadowed by A with the same list: B follows A.
+// and B, with the same flows and more capacity, never does. The third flow's update, a sweep,
+// proposes the two channels it crosses (as many members, the same load), and their lists are the
+// same: B follows A.
 struct Twins {
   MaxMinSharing sharing{std::vector<double>{10, 12}};
   MaxMinSharing::FlowIndex f1, f2, f3;
