@@ -173,16 +173,22 @@ std::span<const MaxMinSharing::FlowIndex> MaxMinSharing::update() {
   all_changed_ = fresh_batch();
   if (all_changed_) {
     solve_fresh_batch();
-  } else if (added_flows_.size() + removed_since_update_ <= sweep_limit_.value_or(kSweepChanges)) {
+  } else if (sweep_pays(added_flows_.size() + removed_since_update_)) {
+    const std::size_t changes = added_flows_.size() + removed_since_update_;
     sweep_added_.assign(added_flows_.begin(), added_flows_.end());
     restart_cap_Bps_ = std::numeric_limits<double>::infinity();
     list_added_flows();
     sweep(sweep_added_);
+    average_in(sweep_flows_per_change_, static_cast<double>(component_flows_.size()) /
+                                            static_cast<double>(std::max<std::size_t>(1, changes)));
+    restarts_in_a_row_ = 0;
   } else {
     const std::size_t added = added_flows_.size();
     const double restart_Bps = restart_level_Bps();
     list_added_flows();
     resolve(restart_Bps, added);
+    average_in(restart_flows_, static_cast<double>(component_flows_.size()));
+    ++restarts_in_a_row_;
   }
   removed_since_update_ = 0;
   for (FlowIndex index : added_without_channels_) {
@@ -196,6 +202,21 @@ std::span<const MaxMinSharing::FlowIndex> MaxMinSharing::update() {
   list_updated_followers();
   form_bundles();
   return component_flows_;
+}
+
+// A running average over the last few updates (weight 1/4 to the newest): one update's count
+// varies several-fold with where its change lands.
+void MaxMinSharing::average_in(std::optional<double>& average, double value) {
+  average = average ? *average + (value - *average) / 4 : value;
+}
+
+bool MaxMinSharing::sweep_pays(std::size_t changes) const {
+  constexpr int kRetrySweepAfter = 16;
+  if (sweep_limit_) return changes <= *sweep_limit_;
+  if (changes > kSweepChanges) return false;
+  if (restarts_in_a_row_ >= kRetrySweepAfter) return true;
+  const double restart_flows = restart_flows_.value_or(active_flows_);
+  return 2 * static_cast<double>(changes) * sweep_flows_per_change_.value_or(0) <= restart_flows;
 }
 
 std::vector<double> max_min_rates(const std::vector<double>& capacity_Bps,

@@ -487,7 +487,7 @@ void MaxMinSharing::sort_region(topo::ChannelId channel) {
     if (!full(state.frozen_load_Bps, state.capacity_Bps) &&
         ++state.lazy_commits < kLazyCommitsAtMost) {
       state.load_Bps = state.frozen_load_Bps;
-      state.unsorted = state.unsorted || state.member_count > 1;
+      state.unsorted = true;  // and its prefix loads stale
       state.light = false;
       state.crossed = false;
       state.written = 0;

@@ -20,11 +20,12 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 using test::RandomFlows;
 
 // Random batches of adds and removes between updates, with caps, repeated channels and some
-// channels of infinite capacity; returns every rate after every update. `sweep` picks the sweep
-// (maxmin_sweep.cpp) for every update, else the restart, whose search `narrow_search_limit` picks
-// (0: always the plain one).
+// channels of infinite capacity; returns every rate after every update. `paths` picks the
+// restart for every update (its search by `narrow_search_limit`, 0: always the plain one), the
+// sweep (maxmin_sweep.cpp), or the two in turn, so that each starts from what the other left.
+enum class Paths { restart, sweep, in_turn };
 std::vector<double> run_batches(std::uint32_t seed, std::size_t narrow_search_limit,
-                                bool sweep = false) {
+                                Paths paths = Paths::restart) {
   std::mt19937 rng(seed);
   const int channel_count = 3 + static_cast<int>(rng() % 12);
   std::vector<double> capacity;
@@ -33,7 +34,10 @@ std::vector<double> run_batches(std::uint32_t seed, std::size_t narrow_search_li
   }
   MaxMinSharing sharing(capacity);
   sharing.set_narrow_search_limit(narrow_search_limit);
-  sharing.set_sweep_limit(sweep ? std::numeric_limits<std::size_t>::max() : 0);
+  const auto sweep_limit = [&](int step) {
+    const bool sweep = paths == Paths::sweep || (paths == Paths::in_turn && step % 2 == 1);
+    return sweep ? std::numeric_limits<std::size_t>::max() : 0;
+  };
   RandomFlows flows;
   std::vector<double> history;
   for (int step = 0; step < 40; ++step) {
@@ -44,6 +48,7 @@ std::vector<double> run_batches(std::uint32_t seed, std::size_t narrow_search_li
       before[flows.serials[f]] = sharing.rate_Bps(flows.live[f]);
     const int changes = 1 + static_cast<int>(rng() % 5);
     for (int change = 0; change < changes; ++change) flows.change(rng, sharing, channel_count, 5);
+    sharing.set_sweep_limit(sweep_limit(step));
     sharing.update();
     flows.check(sharing, capacity);
     const auto changed = sharing.changed_flows();
@@ -184,8 +189,10 @@ TEST_CASE("batched changes: max-min optimal, equal to one-shot, deterministic") 
       const auto first = run_batches(seed, limit);
       CHECK(run_batches(seed, limit) == first);  // same input, same rates, bit for bit
     }
-    const auto swept = run_batches(seed, 0, true);
-    CHECK(run_batches(seed, 0, true) == swept);
+    for (Paths paths : {Paths::sweep, Paths::in_turn}) {
+      const auto first = run_batches(seed, 0, paths);
+      CHECK(run_batches(seed, 0, paths) == first);
+    }
   }
 }
 
