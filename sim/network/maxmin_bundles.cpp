@@ -136,6 +136,8 @@ void MaxMinSharing::form_bundles() {
     const auto f = static_cast<std::size_t>(shadowed);
     const auto l = static_cast<std::size_t>(leader);
     if (leader == shadowed || leader_[f] >= 0 || next_follower_[f] >= 0) continue;
+    sort_members(leader);  // a sweep may have left either unsorted
+    sort_members(shadowed);
     const ChannelState& lead = channels_[l];
     ChannelState& state = channels_[f];
     const bool leads = lead.capacity_Bps < state.capacity_Bps ||
@@ -154,9 +156,7 @@ void MaxMinSharing::form_bundles() {
 }
 
 bool MaxMinSharing::same_list(const ChannelState& x, const ChannelState& y) const {
-  if (x.member_count != y.member_count || x.load_Bps != y.load_Bps || x.unsorted || y.unsorted) {
-    return false;
-  }
+  if (x.member_count != y.member_count || x.load_Bps != y.load_Bps) return false;
   const Member* a = x.members.get();
   const Member* b = y.members.get();
   for (std::uint32_t i = 0; i < x.member_count; ++i) {

@@ -70,7 +70,6 @@ void MaxMinSharing::solve_fresh_batch() {
   for (topo::ChannelId c : dirty_channels_) channels_[static_cast<std::size_t>(c)].dirty = false;
   dirty_channels_.clear();
   scratch_channels_.clear();
-  for (FlowIndex index : added_flows_) propose_twins(index);  // for the sweeps that follow
   added_flows_.clear();
 }
 
