@@ -321,8 +321,11 @@ class MaxMinSharing {
   std::optional<double> restart_flows_;
   int restarts_in_a_row_ = 0;
   std::vector<FlowIndex> sweep_added_;
-  // Per channel followed by a bound: the summed multiplicity x old rate of its open changed flows,
-  // and the bound it is queued at in light_heap_ (infinity: not queued).
+  // Per channel followed by a bound, in the order the sweep touched them (a light channel's
+  // first_open indexes its entry: a few thousand entries written in turn stay in cache, where one
+  // per channel would be another miss per use): the summed multiplicity x old rate of its open
+  // changed flows, the bound it is queued at (infinity: not queued), and the level it was touched
+  // at.
   struct LightScratch {
     double open_old_Bps;
     double queued_Bps;
@@ -330,6 +333,7 @@ class MaxMinSharing {
     bool in_heap;  // else in far_light_, if queued
   };
   std::vector<LightScratch> light_;
+  LightScratch& light_of(const ChannelState& state) { return light_[state.first_open]; }
   QuaternaryHeap<Level, Lower> light_heap_;
   // Light channels queued but not in light_heap_ yet, and the least of their bounds.
   std::vector<topo::ChannelId> far_light_;

@@ -92,7 +92,7 @@ void MaxMinSharing::sweep(std::span<const FlowIndex> added) {
   light_heap_.clear();
   far_light_.clear();
   far_below_Bps_ = std::numeric_limits<double>::infinity();
-  if (light_.size() < channels_.size()) light_.resize(channels_.size());
+  light_.clear();
   open_changed_ = added.size();
   for (FlowIndex index : added) {
     flow_visit_[static_cast<std::size_t>(index)] = visit_;
@@ -117,11 +117,11 @@ void MaxMinSharing::sweep(std::span<const FlowIndex> added) {
     if (light_first) {
       const Level top = light_heap_.top();
       const auto id = static_cast<std::int32_t>(top.key);
-      ChannelState& state = channels_[static_cast<std::size_t>(id)];
-      LightScratch& light = light_[static_cast<std::size_t>(id)];
+      const ChannelState& state = channels_[static_cast<std::size_t>(id)];
       light_heap_.pop();
-      // Not the entry it is queued at (queued lower since), or followed exactly since.
-      if (light.queued_Bps != top.rate_Bps || !state.light) continue;
+      if (!state.light) continue;  // followed exactly since
+      LightScratch& light = light_of(state);
+      if (light.queued_Bps != top.rate_Bps) continue;  // not the entry it is queued at
       light.queued_Bps = std::numeric_limits<double>::infinity();
       light.in_heap = false;
       check_light(id, std::max(level_Bps, top.rate_Bps));  // re-queued if its bound rose
@@ -221,8 +221,8 @@ bool MaxMinSharing::touch_light(topo::ChannelId channel, double level_Bps) {
   state.frozen_load_Bps = state.load_Bps;
   state.open_count = 0;
   state.unfrozen_weight = 0;
-  light_[static_cast<std::size_t>(channel)] =
-      LightScratch{0.0, std::numeric_limits<double>::infinity(), level_Bps, false};
+  state.first_open = static_cast<std::uint32_t>(light_.size());  // its light_ entry, in touch order
+  light_.push_back(LightScratch{0.0, std::numeric_limits<double>::infinity(), level_Bps, false});
   return true;
 }
 
@@ -232,7 +232,7 @@ void MaxMinSharing::check_light(topo::ChannelId channel, double level_Bps) {
   ChannelState& state = channels_[static_cast<std::size_t>(channel)];
   const bool filled = full(state.frozen_load_Bps, state.capacity_Bps);
   if (state.open_count == 0 && !filled) return;
-  LightScratch& light = light_[static_cast<std::size_t>(channel)];
+  LightScratch& light = light_of(state);
   const double bound_Bps = filled
                                ? 0.0
                                : (state.capacity_Bps - state.frozen_load_Bps + light.open_old_Bps) /
@@ -255,9 +255,10 @@ void MaxMinSharing::check_light(topo::ChannelId channel, double level_Bps) {
 // update moves through, so most channels never pass through the heap.
 void MaxMinSharing::queue_far_light() {
   for (topo::ChannelId c : far_light_) {
-    LightScratch& light = light_[static_cast<std::size_t>(c)];
     const ChannelState& state = channels_[static_cast<std::size_t>(c)];
-    if (!state.light || state.open_count == 0) {
+    if (!state.light) continue;
+    LightScratch& light = light_of(state);
+    if (state.open_count == 0) {
       light.queued_Bps = std::numeric_limits<double>::infinity();
       continue;
     }
@@ -274,7 +275,7 @@ void MaxMinSharing::follow_exactly(topo::ChannelId channel, double level_Bps) {
   ChannelState& state = channels_[static_cast<std::size_t>(channel)];
   if (state.light) {
     sort_members(channel);  // by the old rates, which are all still in place
-    find_region(state, light_[static_cast<std::size_t>(channel)].touched_at_Bps);
+    find_region(state, light_of(state).touched_at_Bps);
   }
   state.light = false;
   const Member* members = state.members.get();
@@ -398,15 +399,17 @@ void MaxMinSharing::settle(FlowIndex index, double level_Bps) {
       if (was_open) state.open_count -= static_cast<std::uint32_t>(use.multiplicity);
       continue;
     }
-    // A light channel: the flow's load moves from its old rate to its new one.
+    // A light channel: the flow's load moves from its old rate to its new one. Its bound only
+    // rises: a flow that froze lower leaves more room; an open one froze at the level, not above
+    // the bound, and leaves the average. So it is checked only if its load reached its capacity.
     if (was_open) {
       state.open_count -= static_cast<std::uint32_t>(use.multiplicity);
-      light_[c].open_old_Bps -= finite_load(use.multiplicity, old_Bps);
+      light_of(state).open_old_Bps -= finite_load(use.multiplicity, old_Bps);
     }
     if (!same) {
       state.frozen_load_Bps +=
           finite_load(use.multiplicity, rate_Bps) - finite_load(use.multiplicity, old_Bps);
-      check_light(use.channel, level_Bps);
+      if (full(state.frozen_load_Bps, state.capacity_Bps)) check_light(use.channel, level_Bps);
     }
   }
 }
@@ -437,7 +440,7 @@ void MaxMinSharing::raise(FlowIndex index, double level_Bps) {
       continue;
     }
     state.open_count += static_cast<std::uint32_t>(use.multiplicity);
-    light_[c].open_old_Bps += finite_load(use.multiplicity, old_Bps);
+    light_of(state).open_old_Bps += finite_load(use.multiplicity, old_Bps);
     check_light(use.channel, level_Bps);
   }
 }
@@ -508,7 +511,7 @@ void MaxMinSharing::sort_region(topo::ChannelId channel) {
     if (state.unsorted) {
       state.written = 0;
     } else {
-      find_region(state, light_[static_cast<std::size_t>(channel)].touched_at_Bps);
+      find_region(state, light_of(state).touched_at_Bps);
     }
   }
   Member* members = state.members.get();
