@@ -1,9 +1,12 @@
-// The max-min solver's flows: added and removed between updates, their channel uses in one pool.
-// The member lists are in maxmin_members.cpp, the restart level in maxmin_restart.cpp, the solve
-// in maxmin_solve.cpp (its levels in maxmin_level.hpp) and its search in maxmin_search.cpp, the
-// narrow search's bounding channels in maxmin_bound.cpp and its commit in maxmin_narrow.cpp, the
-// solve of a batch of flows on empty channels in maxmin_fresh.cpp, the channels a solve need not
-// queue in maxmin_shadow.cpp and those it need not even search in maxmin_bundles.cpp.
+// The max-min solver's flows: added and removed between updates, their channel uses in one pool,
+// and which way update() re-solves them. The member lists are in maxmin_members.cpp; the sweep in
+// maxmin_sweep.cpp (its shared rules in maxmin_sweep.hpp), its flows in maxmin_settle.cpp, its
+// channels with room in maxmin_light.cpp and its end in maxmin_sort.cpp; the restart level in
+// maxmin_restart.cpp, the restart's solve in maxmin_solve.cpp (its levels in maxmin_level.hpp) and
+// its search in maxmin_search.cpp, the narrow search's bounding channels in maxmin_bound.cpp and
+// its commit in maxmin_narrow.cpp, the solve of a batch of flows on empty channels in
+// maxmin_fresh.cpp, the channels a solve need not queue in maxmin_shadow.cpp and those it need
+// not even search in maxmin_bundles.cpp.
 #include "network/maxmin.hpp"
 
 #include <algorithm>

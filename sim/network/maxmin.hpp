@@ -1,7 +1,9 @@
 // Max-min fair sharing of channel capacities among flows, by progressive filling, kept
-// incrementally: flows come and go, and update() re-solves only the flows whose rates the change
-// can move: those connected to it through shared channels, at or above the restart level (see
-// maxmin_solve.cpp). A pure component: no time, no bytes, no event queue.
+// incrementally: flows come and go, and update() re-solves only flows whose rates the change can
+// move, one of two ways: a sweep that replays the last filling and finds the flows that move as it
+// goes (maxmin_sweep.cpp; a few changes), or a restart of the filling from the lowest level the
+// change can reach, over the flows connected to it at or above that level (maxmin_solve.cpp). A
+// pure component: no time, no bytes, no event queue.
 #pragma once
 
 #include <cstdint>
@@ -53,8 +55,8 @@ class MaxMinSharing {
   // have changed.
   std::span<const topo::ChannelId> updated_channels() const { return component_channels_; }
   // Of those flows, the ones whose rate the last update() changed, and every flow it gave a rate
-  // for the first time: the rest kept their rates bit for bit. (With 10k flows on the fat tree,
-  // ~1.8k of the ~4.7k flows an update re-solves.)
+  // for the first time: the rest kept their rates bit for bit. (With 10k flows on the fat tree and
+  // one change, ~1.7k flows, nearly all a sweep re-solves; a restart re-solves ~4.8k.)
   std::span<const FlowIndex> changed_flows() const {
     return all_changed_ ? std::span<const FlowIndex>(component_flows_) : changed_flows_;
   }
@@ -64,8 +66,9 @@ class MaxMinSharing {
     const FlowState& state = flows_[static_cast<std::size_t>(flow)];
     return {use_pool_.data() + state.first_use, state.use_count};
   }
-  // The flows on a channel, in ascending order of rate, as of the last update(): flows added since
-  // are not listed yet, and flows removed since stay listed with multiplicity 0. One record per
+  // The flows on a channel as of the last update(): flows added since are not listed yet, and
+  // flows removed since stay listed with multiplicity 0. In ascending order of rate where the
+  // channel is full; one with room may list them in another order (maxmin_sort.cpp). One record per
   // member, not parallel arrays of flows and loads: a freeze writes both at a random place, and
   // one cache line instead of several made a re-solve faster (BM_FlowNetworkChange).
   struct Member {

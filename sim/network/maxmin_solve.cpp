@@ -1,4 +1,7 @@
-// Progressive filling from a restart level, over the flows a change can move. All unfrozen flows
+// The restart: progressive filling from a restart level, over the flows a change can move (the
+// other way update() re-solves is the sweep, maxmin_sweep.cpp, which update() takes for a few
+// changes while it re-solves fewer flows; the sweep's lists obey the order this relies on, except
+// a channel with room that it left unsorted, which reach() sorts first). All unfrozen flows
 // share one rising water level; the next event is the smallest of (a channel's remaining capacity
 // / the summed multiplicity of its unfrozen flows) and (an unfrozen flow's cap). The channel (or
 // cap) that binds freezes its flows at that level. A channel's fair share only rises as other
