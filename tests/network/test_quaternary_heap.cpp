@@ -1,4 +1,4 @@
-// The 4-ary heap pops in order after build(), and replace_top() re-keys the top.
+// The 4-ary heap pops in order after build() or push(), and replace_top() re-keys the top.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -39,6 +39,24 @@ TEST_CASE("build, pop and replace_top keep min-heap order") {
     }
     CHECK(popped == reference);
   }
+}
+
+TEST_CASE("push keeps min-heap order between pops, as the sweep uses it") {
+  std::mt19937 rng(12);
+  QuaternaryHeap<int, std::less<int>> heap;
+  std::vector<int> reference;  // kept sorted
+  for (int step = 0; step < 2000; ++step) {
+    if (!reference.empty() && rng() % 3 == 0) {
+      REQUIRE(heap.top() == reference.front());
+      heap.pop();
+      reference.erase(reference.begin());
+    } else {
+      const int value = static_cast<int>(rng() % 1000);
+      heap.push(value);
+      reference.insert(std::upper_bound(reference.begin(), reference.end(), value), value);
+    }
+  }
+  CHECK(heap.size() == reference.size());
 }
 
 }  // namespace
