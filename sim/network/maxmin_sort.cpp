@@ -96,32 +96,45 @@ void MaxMinSharing::sort_region(topo::ChannelId channel) {
     }
   }
   Member* members = state.members.get();
-  sort_scratch_.clear();
-  for (std::uint32_t m = state.written; m < state.member_count; ++m) {
-    if (members[m].multiplicity > 0) sort_scratch_.emplace_back(members[m], m);
-  }
-  const auto rate_of = [this](const std::pair<Member, std::uint32_t>& entry) {
-    return flow_rate_Bps_[static_cast<std::size_t>(entry.first.flow)];
+  const auto rate_of = [this](const Member& member) {
+    return flow_rate_Bps_[static_cast<std::size_t>(member.flow)];
   };
-  if (sort_scratch_.size() > kInsertionSortAtMost) {
-    std::stable_sort(sort_scratch_.begin(), sort_scratch_.end(),
-                     [&](const auto& x, const auto& y) { return rate_of(x) < rate_of(y); });
-  } else {
-    for (std::size_t k = 1; k < sort_scratch_.size(); ++k) {
-      const auto entry = sort_scratch_[k];
-      const double rate = rate_of(entry);
-      std::size_t at = k;
-      for (; at > 0 && rate_of(sort_scratch_[at - 1]) > rate; --at) {
-        sort_scratch_[at] = sort_scratch_[at - 1];
+  // In place when the live entries are in order already (a batch drained, or the changed flows
+  // kept their places): removed entries drop out and the rest slide down.
+  bool in_order = true;
+  double last_Bps = 0;
+  for (std::uint32_t m = state.written; m < state.member_count && in_order; ++m) {
+    if (members[m].multiplicity == 0) continue;
+    const double rate = rate_of(members[m]);
+    in_order = rate >= last_Bps;
+    last_Bps = rate;
+  }
+  sort_scratch_.clear();
+  if (!in_order) {
+    for (std::uint32_t m = state.written; m < state.member_count; ++m) {
+      if (members[m].multiplicity > 0) sort_scratch_.emplace_back(members[m], m);
+    }
+    const auto before = [&](const auto& x, const auto& y) {
+      return rate_of(x.first) < rate_of(y.first);
+    };
+    if (sort_scratch_.size() > kInsertionSortAtMost) {
+      std::stable_sort(sort_scratch_.begin(), sort_scratch_.end(), before);
+    } else {
+      for (std::size_t k = 1; k < sort_scratch_.size(); ++k) {
+        const auto entry = sort_scratch_[k];
+        std::size_t at = k;
+        for (; at > 0 && before(entry, sort_scratch_[at - 1]); --at) {
+          sort_scratch_[at] = sort_scratch_[at - 1];
+        }
+        sort_scratch_[at] = entry;
       }
-      sort_scratch_[at] = entry;
     }
   }
   double prefix_Bps = state.written == 0 ? 0.0 : members[state.written - 1].prefix_load_Bps;
   bool infinite = false;
   std::uint32_t slot = state.written;
-  for (auto& [member, from] : sort_scratch_) {
-    const double load = member.multiplicity * rate_of({member, from});
+  const auto place = [&](Member member, std::uint32_t from) {
+    const double load = member.multiplicity * rate_of(member);
     if (std::isfinite(load)) {
       prefix_Bps += load;
     } else {
@@ -131,6 +144,13 @@ void MaxMinSharing::sort_region(topo::ChannelId channel) {
     members[slot] = member;
     if (slot != from) set_kept_slot(member.flow, channel, slot);
     ++slot;
+  };
+  if (in_order) {
+    for (std::uint32_t m = state.written; m < state.member_count; ++m) {
+      if (members[m].multiplicity > 0) place(members[m], m);
+    }
+  } else {
+    for (const auto& [member, from] : sort_scratch_) place(member, from);
   }
   state.member_count = slot;
   state.load_Bps = infinite ? std::numeric_limits<double>::infinity() : prefix_Bps;
