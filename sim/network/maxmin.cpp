@@ -218,7 +218,7 @@ bool MaxMinSharing::sweep_pays(std::size_t changes) const {
   if (sweep_limit_) return changes <= *sweep_limit_;
   if (changes > kSweepChanges) return false;
   if (restarts_in_a_row_ >= kRetrySweepAfter) return true;
-  // Before any restart, half the flows: where a sweep re-solves more than a quarter of them, a
+  // Before any restart, half the flows: where a sweep re-solves more than a third of them, a
   // restart is tried and counted.
   const double restart_flows = restart_flows_.value_or(0.5 * active_flows_);
   return 1.5 * static_cast<double>(changes) * sweep_flows_per_change_.value_or(0) <= restart_flows;
