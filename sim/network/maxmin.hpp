@@ -226,6 +226,8 @@ class MaxMinSharing {
   void consider(topo::ChannelId channel);
   void saturate(topo::ChannelId channel, double level_Bps);
   void settle(FlowIndex flow, double level_Bps);
+  enum class Reached { counted, exact, light };
+  Reached reach_use(topo::ChannelId channel, double level_Bps);
   void raise(FlowIndex flow, double level_Bps);
   void commit_sweep();
   bool sweep_pays(std::size_t changes) const;

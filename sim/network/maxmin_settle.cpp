@@ -28,6 +28,18 @@ void MaxMinSharing::saturate(topo::ChannelId channel, double level_Bps) {
   }
 }
 
+// A changed flow's channel: touched at the level if no change reached it yet, by a bound if it has
+// room (light: the caller counts the flow in), else exactly (counted: the touch read the flow as it
+// stands); or, reached before, followed exactly or light.
+MaxMinSharing::Reached MaxMinSharing::reach_use(topo::ChannelId channel, double level_Bps) {
+  if (channel_visit_[static_cast<std::size_t>(channel)] != visit_) {
+    if (touch_light(channel, level_Bps)) return Reached::light;
+    touch(channel, level_Bps);
+    return Reached::counted;
+  }
+  return channels_[static_cast<std::size_t>(channel)].light ? Reached::light : Reached::exact;
+}
+
 // The flow freezes at the level; if that moves it, every channel it crosses is touched.
 void MaxMinSharing::settle(FlowIndex index, double level_Bps) {
   const auto i = static_cast<std::size_t>(index);
@@ -46,15 +58,11 @@ void MaxMinSharing::settle(FlowIndex index, double level_Bps) {
   for (std::uint32_t u = flow.first_use; u < flow.first_use + flow.use_count; ++u) {
     if (followers_ > 0 && slot_pool_[u] == kFollowerUse) continue;
     const ChannelUse use = use_pool_[u];
-    const auto c = static_cast<std::size_t>(use.channel);
-    ChannelState& state = channels_[c];
-    if (channel_visit_[c] != visit_) {
-      if (same) continue;
-      if (!touch_light(use.channel, level_Bps)) {
-        touch(use.channel, level_Bps);
-        continue;
-      }
-    } else if (!state.light) {
+    if (same && channel_visit_[static_cast<std::size_t>(use.channel)] != visit_) continue;
+    const Reached reached = reach_use(use.channel, level_Bps);
+    if (reached == Reached::counted) continue;
+    ChannelState& state = channels_[static_cast<std::size_t>(use.channel)];
+    if (reached == Reached::exact) {
       state.frozen_load_Bps += finite_load(use.multiplicity, rate_Bps);
       state.unfrozen_weight -= use.multiplicity;
       if (was_open) state.open_count -= static_cast<std::uint32_t>(use.multiplicity);
@@ -88,14 +96,10 @@ void MaxMinSharing::raise(FlowIndex index, double level_Bps) {
   for (std::uint32_t u = flow.first_use; u < flow.first_use + flow.use_count; ++u) {
     if (followers_ > 0 && slot_pool_[u] == kFollowerUse) continue;
     const ChannelUse use = use_pool_[u];
-    const auto c = static_cast<std::size_t>(use.channel);
-    ChannelState& state = channels_[c];
-    if (channel_visit_[c] != visit_) {
-      if (!touch_light(use.channel, level_Bps)) {
-        touch(use.channel, level_Bps);
-        continue;
-      }
-    } else if (!state.light) {
+    const Reached reached = reach_use(use.channel, level_Bps);
+    if (reached == Reached::counted) continue;
+    ChannelState& state = channels_[static_cast<std::size_t>(use.channel)];
+    if (reached == Reached::exact) {
       state.open_count += static_cast<std::uint32_t>(use.multiplicity);
       consider(use.channel);
       continue;
