@@ -173,7 +173,9 @@ std::span<const MaxMinSharing::FlowIndex> MaxMinSharing::update() {
   drop_dirty_followers();
   for (topo::ChannelId c : dirty_channels_) sort_members(c);
   count_added_flows();
-  all_changed_ = fresh_batch();
+  // With a flow removed since, the update is no fresh batch even where the sort above dropped
+  // its entries and left its channels empty: those must be listed in updated_channels().
+  all_changed_ = removed_since_update_ == 0 && fresh_batch();
   if (all_changed_) {
     solve_fresh_batch();
   } else if (sweep_pays(added_flows_.size() + removed_since_update_)) {

@@ -51,8 +51,8 @@ class MaxMinSharing {
   // (every other rate provably stays); returns those flows (their rates may or may not have
   // changed).
   std::span<const FlowIndex> update();
-  // The channels those flows cross, also as of the last update(): every channel whose load may
-  // have changed.
+  // Every channel whose load the last update() may have changed (a restart lists every channel
+  // the re-solved flows cross; a sweep, those a flow that moved crosses).
   std::span<const topo::ChannelId> updated_channels() const { return component_channels_; }
   // Of those flows, the ones whose rate the last update() changed, and every flow it gave a rate
   // for the first time: the rest kept their rates bit for bit. (With 10k flows on the fat tree and
@@ -67,8 +67,9 @@ class MaxMinSharing {
     return {use_pool_.data() + state.first_use, state.use_count};
   }
   // The flows on a channel as of the last update(): flows added since are not listed yet, and
-  // flows removed since stay listed with multiplicity 0. In ascending order of rate where the
-  // channel is full; one with room may list them in another order (maxmin_sort.cpp). One record per
+  // flows removed since stay listed with multiplicity 0. In ascending order of rate, with exact
+  // prefix loads, where the channel is full; one with room may list them in another order with
+  // stale prefix loads (maxmin_sort.cpp). One record per
   // member, not parallel arrays of flows and loads: a freeze writes both at a random place, and
   // one cache line instead of several made a re-solve faster (BM_FlowNetworkChange).
   struct Member {
@@ -80,7 +81,13 @@ class MaxMinSharing {
     const ChannelState& state = listing(channel);
     return {state.members.get(), state.member_count};
   }
-  // Sum of multiplicity * rate over the flows on the channel, as of the last update().
+  // Checks, between updates, what both ways of re-solving rely on in every channel's list: no
+  // entry of a removed flow and no solve scratch left; sorted by rate with exact prefix loads and
+  // the load their last sum, unless flagged unsorted, and then the load the members' sum to
+  // rounding. Throws (CS_ASSERT) where one fails: for tests, O(members).
+  void check_lists() const;
+  // Sum of multiplicity * rate over the flows on the channel, as of the last update() (on a channel
+  // with room, summed by differences over at most 32 updates: exact to rounding).
   double load_Bps(topo::ChannelId channel) const { return listing(channel).load_Bps; }
   double capacity_Bps(topo::ChannelId channel) const {
     return channels_[static_cast<std::size_t>(channel)].capacity_Bps;
@@ -124,17 +131,19 @@ class MaxMinSharing {
     // Solve scratch: members in their new order so far (before the solve, flows added since the
     // last update(); 0 between updates).
     std::uint32_t written = 0;
-    std::uint32_t first_open = 0;  // solve scratch: its unfrozen flows, in open_flows_
+    // Solve scratch: its unfrozen flows, in open_flows_; in a sweep, its first member not yet
+    // passed (followed exactly) or its entry of light_ (light).
+    std::uint32_t first_open = 0;
     std::uint32_t open_count = 0;
     std::uint32_t cross_mark = 0;  // serial of the last update() whose narrow search must cross it
     // Once `members` is allocated, it has at least 2^slots_log2 slots (exactly, after a growth).
     std::uint8_t slots_log2 = 0;
     bool dirty = false;
-    bool crossed = false;  // solve scratch: the search crossed it (else it bounds)
+    bool crossed = false;  // solve scratch: the search crossed it (else it bounds); sweep: queued
     bool light = false;    // sweep scratch: followed by a bound only (maxmin_sweep.cpp)
     // Its members may be out of rate order and their prefix loads stale: a channel with room that
-    // a sweep left as it was, since nothing reads them until it fills (maxmin_sweep.cpp).
-    // sort_members() sorts it and sums the prefix loads anew.
+    // a sweep left as it was (maxmin_sort.cpp); every reader that needs the order or the prefix
+    // loads calls sort_members() first, which sorts it and sums them anew.
     bool unsorted = false;
     std::uint8_t lazy_commits = 0;  // sweeps since it was last sorted, its load summed anew
     std::uint32_t slot_count() const { return members ? std::uint32_t{1} << slots_log2 : 0; }
@@ -248,8 +257,8 @@ class MaxMinSharing {
   std::vector<topo::ChannelId> leader_;
   std::vector<topo::ChannelId> next_follower_;
   int followers_ = 0;
-  // Of the last plain search: (shadowed channel, the one that shadowed it), to bundle if their
-  // lists come out the same.
+  // Of the last plain search (shadowed channel, the one that shadowed it), or proposed by the last
+  // sweep (maxmin_sort.cpp): pairs to bundle if their lists come out the same.
   std::vector<std::pair<topo::ChannelId, topo::ChannelId>> shadowed_pairs_;
   // Per channel, the stamp of the last search that reached it, apart from ChannelState: the
   // search checks it once per use, and 4 bytes per channel stay in cache where a 64-byte record
@@ -316,9 +325,7 @@ class MaxMinSharing {
   std::uint32_t visit_ = 0;
   std::uint32_t update_serial_ = 0;
   int active_flows_ = 0;
-  // The sweep's scratch: the flows added since the last update(), counted before they are listed,
-  // and a member list region being sorted, with each entry's slot before the sort.
-  std::size_t removed_since_update_ = 0;
+  std::size_t removed_since_update_ = 0;  // flows removed since the last update()
   std::optional<std::size_t> sweep_limit_;
   // What update() chooses its path by (sweep_pays()): flows re-solved per change by the sweeps,
   // and by the restarts (none yet: half the active flows), averaged over the last few; restarts
@@ -326,6 +333,7 @@ class MaxMinSharing {
   std::optional<double> sweep_flows_per_change_;
   std::optional<double> restart_flows_;
   int restarts_in_a_row_ = 0;
+  // The sweep's scratch: the flows added since the last update(), taken before they are listed.
   std::vector<FlowIndex> sweep_added_;
   // Per channel followed by a bound, in the order the sweep touched them (a light channel's
   // first_open indexes its entry: a few thousand entries written in turn stay in cache, where one
@@ -345,6 +353,7 @@ class MaxMinSharing {
   std::vector<topo::ChannelId> far_light_;
   double far_below_Bps_ = 0;
   std::size_t open_changed_ = 0;  // changed flows not frozen yet
+  // A member list region being sorted (maxmin_sort.cpp), with each entry's slot before the sort.
   std::vector<std::pair<Member, std::uint32_t>> sort_scratch_;
 };
 

@@ -18,8 +18,9 @@
 // one and not the other, or with another multiplicity (the follower gets a copy of its leader's
 // list as of the last update, with the entries of flows removed since marked, as they are in the
 // leader's). A removed flow leaves both. Bundles form after a plain solve, from the pairs of
-// channels drop_shadowed_channels() found (the same open members and frozen load), once their
-// whole lists have come out the same.
+// channels drop_shadowed_channels() found (the same open members and frozen load), or after a
+// sweep, from the pairs propose_twins() found (maxmin_sort.cpp), once their whole lists, sorted,
+// have come out the same.
 #include <algorithm>
 #include <bit>
 #include <memory>
@@ -74,6 +75,7 @@ void MaxMinSharing::split(topo::ChannelId follower) {
   state.member_count = source.member_count;
   state.load_Bps = source.load_Bps;
   state.unsorted = source.unsorted;
+  state.lazy_commits = source.lazy_commits;
   state.members.reset();
   state.slots_log2 = 0;
   if (source.member_count > 0) {  // exactly as many slots, as for a first allocation

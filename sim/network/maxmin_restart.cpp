@@ -8,7 +8,9 @@
 // to bound, for each changed channel c, the first level where that can happen:
 // - in the old filling c saturated, if it did, at the highest rate among its members;
 // - in the new one c carries at level L at most load_old(L) + W L, where load_old(L) sums
-//   m min(rate, L) over its old members (removed ones too: more load gives an earlier, safe bound)
+//   m min(rate, L) over its old members (removed ones too, where still listed: more load gives an
+//   earlier, safe bound; a list a sweep left unsorted is sorted at the start of update(), which
+//   drops them, and the bound without them holds as well)
 //   and W is the multiplicity of the flows added on it; c cannot saturate before that reaches its
 //   capacity. load_old is piecewise linear over the members sorted by rate, so the crossing is
 //   found by scanning them down from the top, and the scan stops where the re-solve begins.

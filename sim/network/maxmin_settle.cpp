@@ -69,8 +69,9 @@ void MaxMinSharing::settle(FlowIndex index, double level_Bps) {
       continue;
     }
     // A light channel: the flow's load moves from its old rate to its new one. Its bound only
-    // rises: a flow that froze lower leaves more room; an open one froze at the level, not above
-    // the bound, and leaves the average. So it is checked only if its load reached its capacity.
+    // rises (up to rounding): a flow that froze lower leaves more room; an open one froze at the
+    // level, not above the bound, and leaves the average. So it is checked only if its load
+    // reached its capacity.
     if (was_open) {
       state.open_count -= static_cast<std::uint32_t>(use.multiplicity);
       light_of(state).open_old_Bps -= finite_load(use.multiplicity, old_Bps);

@@ -5,9 +5,10 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
 
+#include "core/error.hpp"
 #include "network/maxmin.hpp"
-#include "network/maxmin_sweep.hpp"
 
 namespace cs::net {
 namespace {
@@ -21,7 +22,7 @@ constexpr std::uint8_t kLazyCommitsAtMost = 32;
 // proposing from every flow of a fresh batch instead doubled a one-shot solve's time).
 constexpr std::size_t kProposeFromSettled = 32;
 
-// Lists longer than this are sorted with std::stable_sort rather than by insertion.
+// Regions with more live entries than this are sorted with std::stable_sort, not by insertion.
 constexpr std::size_t kInsertionSortAtMost = 32;
 
 }  // namespace
@@ -168,6 +169,41 @@ void MaxMinSharing::sort_members(topo::ChannelId channel) {
   state.light = false;
   state.written = 0;
   sort_region(channel);
+}
+
+void MaxMinSharing::check_lists() const {
+  for (std::size_t c = 0; c < channels_.size(); ++c) {
+    if (is_follower(static_cast<topo::ChannelId>(c))) continue;
+    const ChannelState& state = channels_[c];
+    const std::string where = "channel " + std::to_string(c);
+    CS_ASSERT(state.written == 0 && !state.light, where + " keeps solve scratch");
+    double prefix_Bps = 0;
+    double last_rate_Bps = 0;
+    bool infinite = false;
+    for (std::uint32_t m = 0; m < state.member_count; ++m) {
+      const Member& member = state.members[m];
+      CS_ASSERT(member.multiplicity > 0, where + " lists a removed flow");
+      const double rate = flow_rate_Bps_[static_cast<std::size_t>(member.flow)];
+      const double load = member.multiplicity * rate;
+      if (std::isfinite(load)) {
+        prefix_Bps += load;
+      } else {
+        infinite = true;
+      }
+      if (state.unsorted) continue;
+      CS_ASSERT(rate >= last_rate_Bps,
+                where + " is out of rate order at member " + std::to_string(m));
+      CS_ASSERT(std::abs(member.prefix_load_Bps - prefix_Bps) <= 1e-12 * prefix_Bps,
+                where + " has a stale prefix load at member " + std::to_string(m));
+      last_rate_Bps = rate;
+    }
+    const double load_Bps = infinite ? std::numeric_limits<double>::infinity() : prefix_Bps;
+    const double within = state.unsorted ? kFullWithin : 1e-12;
+    CS_ASSERT(
+        load_Bps == state.load_Bps || std::abs(load_Bps - state.load_Bps) <= within * load_Bps,
+        where + " has load " + std::to_string(state.load_Bps) + ", its members sum to " +
+            std::to_string(load_Bps));
+  }
 }
 
 }  // namespace cs::net

@@ -15,7 +15,8 @@
 //   it. Its share is queued when it can bind: when a changed flow on it is still open, or when the
 //   share is not above its highest open unchanged flow. Otherwise it is parked: its share only
 //   rises while nothing on it changes (every flow that freezes takes no more than the share).
-// - Its level in the last solve is queued too, if it was full then: when the sweep reaches that
+// - Its level in the last solve (its highest old rate still listed) is queued too, if it was full:
+// when the sweep reaches that
 //   level and the channel has not saturated, the flows that were bottlenecked there are still open;
 //   they will rise, so they are changed from here (raise()), and every channel they cross is
 //   touched at this level, with them open.
@@ -32,17 +33,21 @@
 // Here: the loop over queued levels and the channels followed exactly; flows freeze and rise in
 // maxmin_settle.cpp.
 //
-// Cost per update: O(P log Q) for the P uses of the flows that move, plus one pass over each
-// exactly followed channel's members above the level it was touched at; the untouched fabric is
-// never read. With 10k flows on the fat tree (BM_MaxMinChange/10000, bundles formed) an update
-// re-solves ~1.7k flows (nearly all of them move), follows ~520 channels exactly and ~2k by a
-// bound, and pops ~1.7k levels: ~0.5 ms, where the restart re-solves ~4.8k flows over ~4.7k
-// channels in ~0.95 ms. With 100k flows nearly half of them move and the two cost about the same.
+// Cost per update: O(P log Q) for the P uses of the flows that move, plus a pass over each exactly
+// followed channel's members above the level it was touched at (all of them for a channel a flow
+// was added to or removed from), and a scan from the top of its list each time it may park; the
+// untouched fabric is never read. With 10k flows on the fat tree (BM_MaxMinChange/10000, bundles
+// formed) an update re-solves ~1.7k flows (nearly all of them move), follows ~520 channels exactly
+// and ~2k by a bound, and pops ~1.7k levels: ~0.5 ms, where the restart re-solves ~4.8k flows over
+// ~4.7k channels in ~0.95 ms. With 100k flows nearly half of them move and the two cost about the
+// same.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
 
+#include "core/error.hpp"
 #include "network/maxmin.hpp"
 #include "network/maxmin_sweep.hpp"
 
@@ -53,7 +58,6 @@ using sweep::finite_load;
 using sweep::froze_below;
 using sweep::kCap;
 using sweep::kOldLevel;
-using sweep::kSameWithin;
 using sweep::kShare;
 
 void MaxMinSharing::sweep(std::span<const FlowIndex> added) {
@@ -99,7 +103,9 @@ void MaxMinSharing::sweep(std::span<const FlowIndex> added) {
       if (light.queued_Bps != top.rate_Bps) continue;  // not the entry it is queued at
       light.queued_Bps = std::numeric_limits<double>::infinity();
       light.in_heap = false;
-      check_light(id, std::max(level_Bps, top.rate_Bps));  // re-queued if its bound rose
+      // The sweep has reached the bound: every level below it is done.
+      level_Bps = std::max(level_Bps, top.rate_Bps);
+      check_light(id, level_Bps);  // re-queued if its bound rose
       continue;
     }
     const Level top = heap_.top();
@@ -149,6 +155,8 @@ void MaxMinSharing::sweep(std::span<const FlowIndex> added) {
       saturate(id, level_Bps);
     }
   }
+  CS_ASSERT(open_changed_ == 0,
+            "the sweep left " + std::to_string(open_changed_) + " changed flows without a rate");
   commit_sweep();
 }
 
@@ -173,7 +181,7 @@ void MaxMinSharing::touch(topo::ChannelId channel, double level_Bps) {
   }
   state.written = below;
   if (std::isfinite(state.capacity_Bps) && full(state.load_Bps, state.capacity_Bps) &&
-      old_level_Bps >= level_Bps) {
+      !froze_below(old_level_Bps, level_Bps)) {
     heap_.push(Level{old_level_Bps, event_key(kOldLevel, channel)});
   }
   state.light = false;

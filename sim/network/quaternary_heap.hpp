@@ -2,9 +2,7 @@
 // slot share one or two cache lines, which is what the max-min solver's pops spend their time on.
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
-#include <span>
 #include <utility>
 #include <vector>
 
@@ -25,12 +23,6 @@ class QuaternaryHeap {
   bool empty() const { return items_.empty(); }
   std::size_t size() const { return items_.size(); }
   const T& top() const { return items_.front(); }
-  // The items that may come to the top after the next pop (the top's children), to prefetch.
-  std::span<const T> next_tops() const {
-    return std::span<const T>(items_).subspan(
-        std::min<std::size_t>(1, items_.size()),
-        std::min<std::size_t>(4, items_.size() - std::min<std::size_t>(1, items_.size())));
-  }
   void pop() {
     T last = std::move(items_.back());
     items_.pop_back();

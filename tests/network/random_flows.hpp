@@ -49,9 +49,10 @@ struct RandomFlows {
     serials.push_back(next_serial++);
   }
 
-  // After an update: max-min optimal, and every rate equal to a one-shot solve's to 1e-9
-  // (infinite rates exactly).
+  // After an update: the member lists as the solver relies on them, max-min optimal, and every
+  // rate equal to a one-shot solve's to 1e-9 (infinite rates exactly).
   void check(const MaxMinSharing& sharing, const std::vector<double>& capacity) const {
+    sharing.check_lists();
     check_max_min(sharing, live, caps);
     const auto fresh = max_min_rates(capacity, paths, caps);
     for (std::size_t i = 0; i < live.size(); ++i) {

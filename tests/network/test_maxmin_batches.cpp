@@ -176,6 +176,7 @@ TEST_CASE("a wider fabric under long churn: the sweep stays max-min fair, as one
         flows.change(rng, sharing, channel_count, 6, 1e9);
       }
       sharing.update();
+      sharing.check_lists();
       if (step % 10 == 9) flows.check(sharing, capacity);
     }
   }

@@ -128,6 +128,7 @@ void churn_twins(std::uint32_t seed, std::size_t narrow_search_limit, int& most_
       paths.push_back(path);
     }
     sharing.update();
+    sharing.check_lists();
     if (step >= 20) most_followers = std::max(most_followers, sharing.follower_count());
     const std::vector<double> caps(live.size(), kInf);
     test::check_max_min(sharing, live, caps);
