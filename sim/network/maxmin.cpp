@@ -184,15 +184,19 @@ std::span<const MaxMinSharing::FlowIndex> MaxMinSharing::update() {
     restart_cap_Bps_ = std::numeric_limits<double>::infinity();
     list_added_flows();
     sweep(sweep_added_);
-    average_in(sweep_flows_per_change_, static_cast<double>(component_flows_.size()) /
-                                            static_cast<double>(std::max<std::size_t>(1, changes)));
+    if (changes > 0) {  // an update with nothing to do says nothing about the cost
+      average_in(sweep_flows_per_change_,
+                 static_cast<double>(component_flows_.size()) / static_cast<double>(changes));
+    }
     restarts_in_a_row_ = 0;
   } else {
     const std::size_t added = added_flows_.size();
     const double restart_Bps = restart_level_Bps();
     list_added_flows();
     resolve(restart_Bps, added);
-    average_in(restart_flows_, static_cast<double>(component_flows_.size()));
+    if (added + removed_since_update_ > 0) {
+      average_in(restart_flows_, static_cast<double>(component_flows_.size()));
+    }
     ++restarts_in_a_row_;
   }
   removed_since_update_ = 0;
