@@ -220,6 +220,8 @@ void MaxMinSharing::average_in(std::optional<double>& average, double value) {
 }
 
 bool MaxMinSharing::sweep_pays(std::size_t changes) const {
+  // A bound: where the restart wins, one sweep in 17 updates costs a few % (with 100k flows on the
+  // fat tree a sweep costs ~1.5x a restart).
   constexpr int kRetrySweepAfter = 16;
   if (sweep_limit_) return changes <= *sweep_limit_;
   if (changes > kSweepChanges) return false;

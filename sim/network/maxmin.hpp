@@ -110,6 +110,8 @@ class MaxMinSharing {
   // any restart, half the active flows. After 16 restarts in a row the sweep is tried again. Tests
   // set 0 or a large number to take one path only; the rates are max-min fair either way.
   void set_sweep_limit(std::size_t changes) { sweep_limit_ = changes; }
+  // A bound on the batch a sweep takes: with 10k flows on the fat tree the restart already wins
+  // at 32 changes (1.6 against 2.1 ms), with 1k flows the sweep still wins 3x there.
   static constexpr std::size_t kSweepChanges = 64;
 
  private:

@@ -14,7 +14,8 @@ namespace cs::net {
 namespace {
 
 // Sweeps that may leave a channel with room unsorted, its load summed by differences, before
-// one sorts it and sums its load anew.
+// one sorts it and sums its load anew: a bound, so that the sum errs by a few dozen roundings
+// at most, far inside kFullWithin.
 constexpr std::uint8_t kLazyCommitsAtMost = 32;
 
 // Re-solved flows whose channels a sweep proposes as twins, besides the added flows' (with 10k
