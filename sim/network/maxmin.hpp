@@ -6,6 +6,7 @@
 // pure component: no time, no bytes, no event queue.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -171,6 +172,11 @@ class MaxMinSharing {
   static bool full(double load_Bps, double capacity_Bps) {
     return load_Bps >= capacity_Bps * (1 - kFullWithin);
   }
+  // A channel's fair share in a solve: what its frozen flows leave, over its unfrozen weight.
+  static double share_Bps(const ChannelState& state) {
+    return std::max(0.0, state.capacity_Bps - state.frozen_load_Bps) /
+           static_cast<double>(state.unfrozen_weight);
+  }
 
   // A use of a follower channel (maxmin_bundles.cpp) has this in place of a member slot.
   static constexpr std::uint32_t kFollowerUse = std::numeric_limits<std::uint32_t>::max();
@@ -232,7 +238,6 @@ class MaxMinSharing {
   void find_region(ChannelState& state, double touched_at_Bps) const;
   void follow_exactly(topo::ChannelId channel, double level_Bps);
   void pass_below(ChannelState& state, double level_Bps);
-  double share_Bps(const ChannelState& state) const;
   double top_unchanged_Bps(const ChannelState& state) const;
   void consider(topo::ChannelId channel);
   void saturate(topo::ChannelId channel, double level_Bps);

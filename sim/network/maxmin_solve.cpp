@@ -122,8 +122,7 @@ void MaxMinSharing::open(topo::ChannelId channel, std::int32_t open_weight) {
 void MaxMinSharing::queue_level(topo::ChannelId channel) {
   const ChannelState& state = channels_[static_cast<std::size_t>(channel)];
   if (state.open_count == 0) return;
-  const double share = std::max(0.0, state.capacity_Bps - state.frozen_load_Bps) /
-                       static_cast<double>(state.unfrozen_weight);
+  const double share = share_Bps(state);
   if (state.open_count == 1) {
     caps_.push_back(Level{share, open_flows_[state.first_open]});
   } else {
@@ -151,8 +150,7 @@ void MaxMinSharing::solve_component(double restart_Bps) {
         heap_.pop();
         continue;
       }
-      const double share = std::max(0.0, state.capacity_Bps - state.frozen_load_Bps) /
-                           static_cast<double>(state.unfrozen_weight);
+      const double share = share_Bps(state);
       if (share != level.rate_Bps) {  // stale: the share rose since this entry was pushed
         heap_.replace_top(Level{share, level.key});
         continue;
@@ -196,8 +194,7 @@ void MaxMinSharing::rebuild_heap() {
   std::erase_if(heap_.unordered_items(), [this](Level& level) {
     const ChannelState& state = channels_[static_cast<std::size_t>(level.key)];
     if (state.unfrozen_weight == 0) return true;
-    const double share = std::max(0.0, state.capacity_Bps - state.frozen_load_Bps) /
-                         static_cast<double>(state.unfrozen_weight);
+    const double share = share_Bps(state);
     level.rate_Bps = std::max(level.rate_Bps, share);
     return false;
   });

@@ -184,7 +184,6 @@ void MaxMinSharing::touch(topo::ChannelId channel, double level_Bps) {
       !froze_below(old_level_Bps, level_Bps)) {
     heap_.push(Level{old_level_Bps, event_key(kOldLevel, channel)});
   }
-  state.light = false;
   follow_exactly(channel, level_Bps);
 }
 
@@ -192,11 +191,11 @@ void MaxMinSharing::touch(topo::ChannelId channel, double level_Bps) {
 // channel's frozen load and open weight at the level, and its share queued if it can bind.
 void MaxMinSharing::follow_exactly(topo::ChannelId channel, double level_Bps) {
   ChannelState& state = channels_[static_cast<std::size_t>(channel)];
-  if (state.light) {
+  if (state.light) {        // a light channel converts (between updates no channel is light)
     sort_members(channel);  // by the old rates, which are all still in place
     find_region(state, light_of(state).touched_at_Bps);
+    state.light = false;
   }
-  state.light = false;
   const Member* members = state.members.get();
   double frozen_Bps = 0;
   std::int32_t weight = 0;
@@ -234,11 +233,6 @@ void MaxMinSharing::pass_below(ChannelState& state, double level_Bps) {
     state.frozen_load_Bps += finite_load(member.multiplicity, old_Bps);
     state.unfrozen_weight -= member.multiplicity;
   }
-}
-
-double MaxMinSharing::share_Bps(const ChannelState& state) const {
-  return std::max(0.0, state.capacity_Bps - state.frozen_load_Bps) /
-         static_cast<double>(state.unfrozen_weight);
 }
 
 // The old rate of the channel's highest open unchanged member, or -1 if none.
