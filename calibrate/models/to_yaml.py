@@ -1,0 +1,323 @@
+#!/usr/bin/env python3
+"""Writes a clustersim model file (models/README.md) from export.py's raw JSON files.
+
+  python3 calibrate/models/to_yaml.py -o models/gpt2.yaml FIRST.json [MORE.json ...]
+
+FIRST gives the structure, the work and the training settings (recorded_at); every file,
+FIRST included, adds one measurement: per-layer GPU times, optimizer and host times on its GPU at
+its settings. Runs here or on the GPU machine; needs only PyYAML-free Python.
+"""
+import argparse
+import difflib
+import json
+import math
+import os
+import re
+import sys
+
+GPU_MODELS = {  # nvidia-smi's name -> the GPU model name the topologies use
+    "NVIDIA H200": ("H200-SXM-141GB", "h200"),
+    "NVIDIA H100 80GB HBM3": ("H100-SXM5-80GB", "h100"),
+    "NVIDIA A100-SXM4-80GB": ("A100-SXM4-80GB", "a100"),
+    "NVIDIA A100-SXM4-40GB": ("A100-SXM4-40GB", "a100"),
+    "NVIDIA L40S": ("L40S", "l40s"),
+}
+DTYPES = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
+
+
+def short(layer, root):
+    if layer == root:
+        return "model"
+    if layer.startswith(root + "."):
+        return layer[len(root) + 1:]
+    return layer  # "(outside)": ops outside the model, the loss of a torchvision model
+
+
+def segments(ops, root):
+    """Forward ops grouped into layers: maximal runs of one module, in the order they ran."""
+    layers = []
+    first_of = {}
+    for op in ops:
+        if op["phase"] != "forward" or op["kernels"] == 0:
+            continue
+        module = op["layer"]
+        if not layers or layers[-1]["module"] != module:
+            count = sum(1 for layer in layers if layer["module"] == module)
+            name = short(module, root) + (f"#{count + 1}" if count else "")
+            layers.append({"module": module, "name": name, "forward": [], "backward": []})
+            first_of.setdefault(module, layers[-1])
+        layers[-1]["forward"].append(op)
+    return layers, first_of
+
+
+def backward_owner(layers, first_of, module):
+    if module in first_of:
+        return first_of[module]
+    # a module whose forward launched nothing (a parent of the modules that did): its backward
+    # ops go to the last layer inside it, else a layer of its own at the end
+    inside = [layer for layer in layers if layer["module"].startswith(module + ".")]
+    if inside:
+        return inside[-1]
+    layer = {"module": module, "name": module, "forward": [], "backward": []}
+    layers.append(layer)
+    first_of[module] = layer
+    return layer
+
+
+def exponent(big, small):
+    if big <= 0 or small <= 0:
+        return 1.0
+    return round(min(3.0, max(0.0, math.log2(big / small))), 2)
+
+
+def grows(work, smaller):
+    """Which GEMM dimension halved when batch (or seq) was halved."""
+    if smaller is None:
+        return "none"
+    for dim in ("m", "n", "k", "batch"):
+        if smaller.get(dim) and work[dim] == 2 * smaller[dim]:
+            return dim
+    return "none"
+
+
+def match_smaller(ops, smaller_ops):
+    """Pairs each op with its counterpart in a smaller run: the ops of each phase aligned by
+    name (a run may add or drop an op, e.g. a clone that only one batch size needs)."""
+    if smaller_ops is None:
+        return {}
+
+    def label(o):
+        return o["work"].get("aten") or o["work"].get("kind")
+
+    pairs = {}
+    for phase in ("forward", "backward", "optimizer"):
+        ours = [i for i, o in enumerate(ops)
+                if o["phase"] == phase and o["work"].get("kind") != "view"]
+        theirs = [o for o in smaller_ops
+                  if o["phase"] == phase and o["work"].get("kind") != "view"]
+        matcher = difflib.SequenceMatcher(None, [label(ops[i]) for i in ours],
+                                          [label(o) for o in theirs], autojunk=False)
+        for a, b, size in matcher.get_matching_blocks():
+            for j in range(size):
+                mine, other = ops[ours[a + j]], theirs[b + j]
+                if other["work"].get("kind") == mine["work"].get("kind"):
+                    pairs[ours[a + j]] = other["work"]
+    return pairs
+
+
+def op_entry(op, half_batch, half_seq, has_seq, layer_params):
+    w = op["work"]
+    kind = w["kind"]
+    kernels = max(1, op["kernels"])
+    if kind in ("gemm", "conv"):
+        entry = {"op": kind, "m": w["m"], "n": w["n"], "k": w["k"], "batch": w["batch"],
+                 "dtype": w["dtype"]}
+        g = {"batch": grows(w, half_batch)}
+        if has_seq:
+            g["seq"] = grows(w, half_seq)
+        entry["grows"] = g
+        weight = w.get("weight", "")
+        local = weight.rsplit(".", 1)[-1]
+        if weight and any(p["param"] == weight for p in layer_params):
+            entry["weight"] = local
+    elif kind == "attention":
+        entry = {"op": "attention", "batch": w["batch"], "heads": w["heads"], "seq_q": w["seq_q"],
+                 "seq_kv": w["seq_kv"], "head_dim": w["head_dim"], "causal": w["causal"],
+                 "dtype": w["dtype"]}
+    else:  # memory, and the bias reduction of a convolution's backward
+        byt = w.get("bytes", 0)
+        eb = exponent(byt, half_batch.get("bytes", 0)) if half_batch else 1.0
+        es = (exponent(byt, half_seq.get("bytes", 0)) if half_seq else 1.0) if has_seq else 0.0
+        entry = {"op": "memory", "bytes": byt, "scale": [eb, es]}
+    entry["kernels"] = kernels
+    return entry
+
+
+def expand_multi(op):
+    """A convolution's backward is up to two implicit GEMMs (data and weight gradients)."""
+    w = op["work"]
+    if w.get("kind") != "multi":
+        return [op]
+    parts = [dict(op, work=sub, kernels=0) for sub in w["ops"]]
+    if w.get("bias_bytes"):
+        parts.append(dict(op, work={"kind": "memory", "bytes": w["bias_bytes"]}, kernels=0))
+    if parts:
+        parts[0]["kernels"] = op["kernels"]  # the kernels are counted once, on the first part
+    return parts
+
+
+def flow(items):
+    return "{" + ", ".join(f"{k}: {fmt(v)}" for k, v in items.items()) + "}"
+
+
+def fmt(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, dict):
+        return flow(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(fmt(x) for x in v) + "]"
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    if isinstance(v, str):
+        return json.dumps(v) if re.search(r"[:#{}\[\],&*?|<>=!%@`\"' ]", v) or not v else v
+    return str(v)
+
+
+def measurement_id(raw, first):
+    gpu, prefix = GPU_MODELS.get(raw["gpu"], (None, None))
+    if gpu is None:
+        raise SystemExit(f"to_yaml: unknown GPU '{raw['gpu']}'; add it to GPU_MODELS")
+    s, f = raw["settings"], first["settings"]
+    tag = prefix
+    if s["precision"] != f["precision"]:
+        tag += "-" + s["precision"]
+    if s["batch"] != f["batch"]:
+        tag += f"-b{s['batch']}"
+    if s.get("seq") != f.get("seq"):
+        tag += f"-s{s['seq']}"
+    if s["optimizer"] != f["optimizer"]:
+        tag += "-" + s["optimizer"]
+    return tag, gpu
+
+
+def build(raws, sources):
+    first = raws[0]
+    root = next(iter(first["params"])).split(".")[0] if first["params"] else "model"
+    ops = []
+    for op in first["ops"]:
+        ops.extend(expand_multi(op))
+    has_seq = first["settings"].get("seq") is not None
+    half_batch = match_smaller(first["ops"], first["smaller"].get("batch", {}).get("ops"))
+    half_seq = match_smaller(first["ops"], first["smaller"].get("seq", {}).get("ops"))
+
+    layers, first_of = segments(first["ops"], root)
+    for op in first["ops"]:
+        if op["phase"] == "backward" and op["kernels"] > 0:
+            backward_owner(layers, first_of, op["layer"])["backward"].append(op)
+    params = first["params"]
+    buffers = first.get("buffers", {})
+    # measured GPU time per layer, for every file
+    measured = []
+    for raw in raws:
+        mid, gpu = measurement_id(raw, first)
+        per_layer = {}
+        lay, fo = segments(raw["ops"], root)
+        for op in raw["ops"]:
+            if op["phase"] == "backward" and op["kernels"] > 0:
+                backward_owner(lay, fo, op["layer"])["backward"].append(op)
+        for layer in lay:
+            per_layer[layer["name"]] = {
+                "forward_us": round(sum(o["gpu_us"] for o in layer["forward"]), 3),
+                "backward_us": round(sum(o["gpu_us"] for o in layer["backward"]), 3),
+                "forward_kernels": sum(o["kernels"] for o in layer["forward"]),
+                "backward_kernels": sum(o["kernels"] for o in layer["backward"])}
+        opt = [o for o in raw["ops"] if o["phase"] == "optimizer"]
+        s = raw["settings"]
+        m = {"id": mid, "gpu": gpu, "batch": s["batch"]}
+        if has_seq:
+            m["seq"] = s["seq"]
+        m.update({"precision": s["precision"], "optimizer": s["optimizer"],
+                  "optimizer_us": round(sum(o["gpu_us"] for o in opt), 3),
+                  "optimizer_kernels": sum(o["kernels"] for o in opt),
+                  "host_us": {k: round(v, 1) for k, v in raw["host_us"].items()},
+                  "source": sources[raws.index(raw)]})
+        measured.append((m, per_layer))
+
+    out = []
+    s = first["settings"]
+    out.append(f"# {first['model']}: written by calibrate/models/export.py + to_yaml.py from")
+    for src in sources:
+        out.append(f"#   {src}")
+    out.append("# Work (shapes, bytes, saved activations) as recorded by PyTorch's dispatcher at")
+    out.append("# recorded_at; measured times are kernel-time sums from torch.profiler (medians).")
+    out.append(f"model: {first['model']}")
+    out.append(f"source: {json.dumps(first['source'])}")
+    out.append("settings:")
+    out.append(f"  batch: {s['batch']}")
+    if has_seq:
+        out.append(f"  seq: {s['seq']}")
+    out.append(f"  precision: {s['precision']}")
+    out.append(f"  optimizer: {s['optimizer']}")
+    out.append(f"  input_bytes_per_sample: {s['input_bytes_per_sample']}")
+    out.append(f"  input_pinned: {fmt(bool(s['input_pinned']))}")
+    rec = {"batch": s["batch"]}
+    if has_seq:
+        rec["seq"] = s["seq"]
+    rec["precision"] = s["precision"]
+    out.append(f"recorded_at: {flow(rec)}")
+    out.append("measurements:")
+    for m, _ in measured:
+        out.append(f"  - id: {m['id']}")
+        for k, v in m.items():
+            if k != "id":
+                out.append(f"    {k}: {fmt(v)}")
+    out.append("layers:")
+    saved = first.get("saved_bytes", {})
+    saved_b = first["smaller"].get("batch", {}).get("saved_bytes", {})
+    saved_s = first["smaller"].get("seq", {}).get("saved_bytes", {})
+    index_of = {id(o): i for i, o in enumerate(first["ops"])}
+    for layer in layers:
+        module = layer["module"]
+        is_first = first_of.get(module) is layer
+        out.append(f"  - name: {fmt(layer['name'])}")
+        lp = params.get(module, []) if is_first else []
+        if lp:
+            out.append("    params:")
+            for p in lp:
+                out.append(f"      - {flow({'name': p['name'], 'elements': p['elements'], 'dtype': DTYPES.get(p['dtype'], p['dtype'])})}")
+        lb = buffers.get(module, []) if is_first else []
+        lb = [b for b in lb if b["dtype"] in DTYPES]
+        if lb:
+            out.append("    buffers:")
+            for b in lb:
+                out.append(f"      - {flow({'name': b['name'], 'elements': b['elements'], 'dtype': DTYPES[b['dtype']]})}")
+        if is_first and saved.get(module):
+            act = saved[module]
+            eb = exponent(act, saved_b.get(module, 0)) if saved_b else 1.0
+            es = (exponent(act, saved_s.get(module, 0)) if saved_s else 1.0) if has_seq else 0.0
+            out.append(f"    activations: {flow({'bytes': act, 'scale': [eb, es]})}")
+        for phase in ("forward", "backward"):
+            entries = []
+            for op in layer[phase]:
+                i = index_of[id(op)]
+                for part_index, part in enumerate(expand_multi(op)):
+                    hb = half_batch.get(i)
+                    hs = half_seq.get(i)
+                    if op["work"].get("kind") == "multi":
+                        hb = (hb or {}).get("ops", [None] * 3)[part_index] if hb and part_index < len(hb.get("ops", [])) else None
+                        hs = None
+                    entries.append(op_entry(part, hb or {}, hs or {}, has_seq, lp))
+            if entries:
+                out.append(f"    {phase}:")
+                for e in entries:
+                    out.append(f"      - {flow(e)}")
+        meas = {}
+        for m, per_layer in measured:
+            if layer["name"] in per_layer:
+                meas[m["id"]] = per_layer[layer["name"]]
+        if meas:
+            out.append("    measured:")
+            for mid, v in meas.items():
+                out.append(f"      {mid}: {flow(v)}")
+    return "\n".join(out) + "\n"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("-o", "--out", required=True)
+    parser.add_argument("raw", nargs="+")
+    args = parser.parse_args()
+    raws = []
+    for path in args.raw:
+        with open(path) as f:
+            raws.append(json.load(f))
+    sources = [os.path.relpath(p) for p in args.raw]
+    text = build(raws, sources)
+    with open(args.out + ".tmp", "w") as f:
+        f.write(text)
+    os.replace(args.out + ".tmp", args.out)
+
+
+if __name__ == "__main__":
+    main()
