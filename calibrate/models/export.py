@@ -464,9 +464,13 @@ def plain_steps(spec, precision, optimizer_name, batch, seq, count, warmup):
     times = timed_steps(step, count, warmup)
     peak = torch.cuda.max_memory_allocated()
     reserved = torch.cuda.max_memory_reserved()
+    # What the GPU holds beyond PyTorch's caching allocator: the CUDA context, cuBLAS/cuDNN
+    # workspaces and handles.
+    free, total = torch.cuda.mem_get_info()
+    outside = total - free - torch.cuda.memory_reserved()
     del model, optimizer
     torch.cuda.empty_cache()
-    return times, peak, reserved
+    return times, peak, reserved, outside
 
 
 def layers_of(model):
@@ -520,7 +524,7 @@ def main():
     # Timings first, each on a fresh model: a profiler leaves CUPTI attached to the process, which
     # slows every later launch, so nothing is timed after it.
     # 1. Timed steps without DDP, and with DDP on one rank (NCCL, default bucket cap).
-    times, peak, reserved = plain_steps(spec, precision, optimizer_name, batch, seq, args.steps, 5)
+    times, peak, reserved, outside = plain_steps(spec, precision, optimizer_name, batch, seq, args.steps, 5)
     ddp_times, ddp_peak, buckets = ddp_steps(spec, precision, optimizer_name, batch, seq, 25,
                                              args.steps, 5)
     # 2. Host time of each phase.
@@ -579,6 +583,7 @@ def main():
         "step_ms_median": {"plain": statistics.median(times), "ddp": statistics.median(ddp_times)},
         "peak_allocated_bytes": {"plain": peak, "ddp": ddp_peak},
         "peak_reserved_bytes": reserved,
+        "outside_allocator_bytes": outside,
         "ddp_buckets": buckets,
         "export_seconds": time.time() - started,
     }
