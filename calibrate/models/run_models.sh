@@ -2,7 +2,8 @@
 # Exports every shipped model on this GPU (one process per configuration, as users run) and packs
 # the raw files into $OUT/<machine>-models.tar.gz.
 #
-#   calibrate/models/run_models.sh MACHINE [smoke|full] [SECONDS]
+#   calibrate/models/run_models.sh MACHINE [smoke|full|variants] [SECONDS]
+# variants: only the configurations at other batch sizes and precisions than the defaults.
 set -u
 machine=${1:?usage: run_models.sh MACHINE [smoke|full] [SECONDS]}
 mode=${2:-full}
@@ -19,9 +20,14 @@ here=$(dirname "$0")
 if [ "$mode" = smoke ]; then
   configs=("gpt2 --batch 2 --seq 128 --steps 3 --profiled 2" "resnet50 --batch 8 --steps 3 --profiled 2")
 else
-  configs=("gpt2" "resnet50" "bert-large" "gpt2-medium" "llama-1b" "gpt2-xl"
-           "gpt2 --batch 2 --tag -b2" "resnet50 --batch 32 --tag -b32"
-           "resnet50 --precision fp32 --batch 64 --tag -fp32-b64" "gpt2 --precision fp32 --batch 4 --tag -fp32-b4")
+  variants=("gpt2 --batch 2 --tag=-b2" "resnet50 --batch 32 --tag=-b32"
+            "resnet50 --precision fp32 --batch 64 --tag=-fp32-b64"
+            "gpt2 --precision fp32 --batch 4 --tag=-fp32-b4" "bert-large --batch 4 --tag=-b4")
+  if [ "$mode" = variants ]; then
+    configs=("${variants[@]}")
+  else
+    configs=("gpt2" "resnet50" "bert-large" "gpt2-medium" "llama-1b" "gpt2-xl" "${variants[@]}")
+  fi
 fi
 {
   nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv

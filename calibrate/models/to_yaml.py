@@ -27,7 +27,7 @@ DTYPES = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
 
 def short(layer, root):
     if layer == root:
-        return "model"
+        return "(root)"  # ops of the top module itself, e.g. a language model's loss
     if layer.startswith(root + "."):
         return layer[len(root) + 1:]
     return layer  # "(outside)": ops outside the model, the loss of a torchvision model
@@ -118,7 +118,11 @@ def op_entry(op, half_batch, half_seq, has_seq, layer_params):
         entry["grows"] = g
         weight = w.get("weight", "")
         local = weight.rsplit(".", 1)[-1]
-        if weight and any(p["param"] == weight for p in layer_params):
+        # The exporter follows a parameter through its casts by object id, which Python reuses
+        # once a tensor is freed: a link is kept only where the shape fits the parameter.
+        fits = [p for p in layer_params if p["param"] == weight
+                and p["elements"] == w["n"] * w["k"] * w["batch"]]
+        if weight and fits:
             entry["weight"] = local
     elif kind == "attention":
         entry = {"op": "attention", "batch": w["batch"], "heads": w["heads"], "seq_q": w["seq_q"],

@@ -1,0 +1,177 @@
+// Renderings of one simulated step.
+#include "cli/ddp_report.hpp"
+
+#include <cstdio>
+#include <sstream>
+
+namespace cs::cli {
+namespace {
+
+double samples_per_s(const DdpReport& r) {
+  const double step_s = r.result.breakdown.step_us * 1e-6;
+  return step_s > 0 ? r.options.batch / step_s : 0.0;
+}
+
+std::string settings_line(const DdpReport& r) {
+  std::string s = "batch " + std::to_string(r.options.batch);
+  if (r.options.seq) s += " x seq " + std::to_string(*r.options.seq);
+  s += ", ";
+  s += workload::to_string(r.options.precision);
+  s += ", ";
+  s += workload::to_string(r.options.optimizer);
+  if (r.options.ddp) {
+    char cap[32];
+    std::snprintf(cap, sizeof cap, "%g", r.options.bucket_cap_mb);
+    s += ", DDP (" + std::string(cap) + " MiB buckets: " + std::to_string(r.plan.buckets.size()) +
+         (r.options.gradient_as_bucket_view ? ", gradient_as_bucket_view" : "") + ")";
+  } else {
+    s += ", no DDP";
+  }
+  s += r.options.input_pinned ? ", pinned input" : ", pageable input";
+  return s;
+}
+
+struct Row {
+  const char* key;
+  const char* label;
+  double us;
+};
+
+std::vector<Row> rows(const workload::StepBreakdown& b) {
+  return {{"input_copy", "input copy", b.input_copy_us},
+          {"forward", "forward", b.forward_us},
+          {"backward", "backward", b.backward_us},
+          {"ddp_copies", "DDP copies", b.ddp_copies_us},
+          {"optimizer", "optimizer", b.optimizer_us},
+          {"kernel_gaps", "gaps between kernels", b.kernel_gaps_us},
+          {"exposed_communication", "exposed communication", b.exposed_communication_us},
+          {"host_bound_idle", "host-bound idle", b.host_bound_idle_us}};
+}
+
+}  // namespace
+
+std::string ddp_text(const DdpReport& r) {
+  const workload::StepBreakdown& b = r.result.breakdown;
+  std::ostringstream out;
+  char line[256];
+  out << "# clustersim ddp: " << r.model.name << " on " << r.cluster.name << ", 1 GPU ("
+      << r.gpu.name << ")\n";
+  out << "# " << settings_line(r) << "\n";
+  out << "# compute: " << r.plan.compute_note << "; GEMMs: " << r.compute.gemm_source << "\n";
+  std::snprintf(line, sizeof line,
+                "# memory: %.1f GiB of %.1f GiB (params %.2f, grads %.2f, optimizer %.2f, "
+                "buckets %.2f, activations %.2f, outside PyTorch %.2f)\n",
+                r.memory.total / kGiB, r.memory.capacity / kGiB, r.memory.params / kGiB,
+                r.memory.grads / kGiB, r.memory.optimizer_state / kGiB,
+                r.memory.ddp_buckets / kGiB, r.memory.activations / kGiB, r.memory.outside / kGiB);
+  out << line;
+  std::snprintf(line, sizeof line, "step                     %10.3f ms   %10.1f samples/s\n",
+                b.step_us / 1e3, samples_per_s(r));
+  out << line;
+  for (const Row& row : rows(b)) {
+    std::snprintf(line, sizeof line, "  %-22s %10.3f ms\n", row.label, row.us / 1e3);
+    out << line;
+  }
+  std::snprintf(line, sizeof line, "  (all-reduce %.3f ms on the NCCL stream; host busy %.3f ms)\n",
+                b.communication_us / 1e3, b.host_busy_us / 1e3);
+  out << line;
+  return out.str();
+}
+
+nlohmann::json ddp_json(const DdpReport& r) {
+  const workload::StepBreakdown& b = r.result.breakdown;
+  nlohmann::ordered_json j;
+  nlohmann::json out;
+  out["model"] = r.model.name;
+  out["topology"] = r.cluster.name;
+  out["gpu"] = r.gpu.name;
+  out["ranks"] = 1;
+  out["batch"] = r.options.batch;
+  if (r.options.seq) out["seq"] = *r.options.seq;
+  out["precision"] = workload::to_string(r.options.precision);
+  out["optimizer"] = workload::to_string(r.options.optimizer);
+  out["ddp"] = r.options.ddp;
+  out["bucket_cap_mb"] = r.options.bucket_cap_mb;
+  out["compute"] = r.plan.compute_note;
+  out["measurement"] = r.plan.measurement;
+  out["step_ms"] = b.step_us / 1e3;
+  out["samples_per_s"] = samples_per_s(r);
+  nlohmann::json breakdown;
+  for (const Row& row : rows(b)) breakdown[row.key] = row.us / 1e3;
+  breakdown["communication"] = b.communication_us / 1e3;
+  breakdown["host_busy"] = b.host_busy_us / 1e3;
+  out["breakdown_ms"] = breakdown;
+  out["memory_bytes"] = {{"params", r.memory.params},
+                         {"grads", r.memory.grads},
+                         {"optimizer_state", r.memory.optimizer_state},
+                         {"ddp_buckets", r.memory.ddp_buckets},
+                         {"activations", r.memory.activations},
+                         {"outside_allocator", r.memory.outside},
+                         {"total", r.memory.total},
+                         {"capacity", r.memory.capacity}};
+  nlohmann::json buckets = nlohmann::json::array();
+  for (const workload::BucketTiming& t : r.result.buckets) {
+    buckets.push_back({{"bytes", t.bytes},
+                       {"tensors", t.tensors},
+                       {"ready_ms", t.ready_us / 1e3},
+                       {"start_ms", t.start_us / 1e3},
+                       {"end_ms", t.end_us / 1e3}});
+  }
+  out["buckets"] = buckets;
+  (void)j;
+  return out;
+}
+
+std::string ddp_csv(const DdpReport& r) {
+  const workload::StepBreakdown& b = r.result.breakdown;
+  std::ostringstream head;
+  std::ostringstream row;
+  head << "model,topology,gpu,batch,seq,precision,optimizer,ddp,step_ms,samples_per_s";
+  row << r.model.name << "," << r.cluster.name << "," << r.gpu.name << "," << r.options.batch
+      << "," << (r.options.seq ? std::to_string(*r.options.seq) : "") << ","
+      << workload::to_string(r.options.precision) << "," << workload::to_string(r.options.optimizer)
+      << "," << (r.options.ddp ? "true" : "false");
+  char num[64];
+  std::snprintf(num, sizeof num, ",%.6f,%.6f", b.step_us / 1e3, samples_per_s(r));
+  row << num;
+  for (const Row& x : rows(b)) {
+    head << "," << x.key << "_ms";
+    std::snprintf(num, sizeof num, ",%.6f", x.us / 1e3);
+    row << num;
+  }
+  head << ",communication_ms\n";
+  std::snprintf(num, sizeof num, ",%.6f\n", b.communication_us / 1e3);
+  row << num;
+  return head.str() + row.str();
+}
+
+std::string ddp_trace_json(const DdpReport& r) {
+  nlohmann::json events = nlohmann::json::array();
+  const workload::Lane lanes[] = {workload::Lane::host, workload::Lane::compute,
+                                  workload::Lane::nccl};
+  events.push_back({{"ph", "M"}, {"pid", 0}, {"name", "process_name"},
+                    {"args", {{"name", "rank 0 (" + r.gpu.name + ")"}}}});
+  for (const workload::Lane lane : lanes) {
+    const int tid = static_cast<int>(lane);
+    const std::string name = lane == workload::Lane::host      ? "host thread"
+                             : lane == workload::Lane::compute ? "compute stream"
+                                                               : "NCCL stream";
+    events.push_back({{"ph", "M"}, {"pid", 0}, {"tid", tid}, {"name", "thread_name"},
+                      {"args", {{"name", name}}}});
+  }
+  for (const workload::Span& s : r.result.spans) {
+    events.push_back({{"ph", "X"},
+                      {"pid", 0},
+                      {"tid", static_cast<int>(s.lane)},
+                      {"name", s.name},
+                      {"cat", s.category},
+                      {"ts", us_from_ps(s.start)},
+                      {"dur", us_from_ps(s.end - s.start)}});
+  }
+  nlohmann::json trace;
+  trace["traceEvents"] = events;
+  trace["displayTimeUnit"] = "ms";
+  return trace.dump() + "\n";
+}
+
+}  // namespace cs::cli

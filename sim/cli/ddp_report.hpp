@@ -1,0 +1,35 @@
+// What `clustersim ddp` prints and writes: a text summary, JSON, CSV and a Chrome trace of one
+// simulated step.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "topology/cluster.hpp"
+#include "workload/memory_check.hpp"
+#include "workload/model.hpp"
+#include "workload/step_plan.hpp"
+#include "workload/step_sim.hpp"
+#include "workload/work_model.hpp"
+
+namespace cs::cli {
+
+struct DdpReport {
+  const workload::Model& model;
+  const topo::Cluster& cluster;
+  const topo::GpuModel& gpu;
+  const workload::StepOptions& options;
+  const workload::StepPlan& plan;
+  const workload::StepResult& result;
+  const workload::MemoryEstimate& memory;
+  const workload::GpuCompute& compute;
+};
+
+std::string ddp_text(const DdpReport& r);
+nlohmann::json ddp_json(const DdpReport& r);
+std::string ddp_csv(const DdpReport& r);
+// Chrome trace JSON (Perfetto opens it): the host thread and each stream as threads of one
+// process per rank, spans as complete events in microseconds.
+std::string ddp_trace_json(const DdpReport& r);
+
+}  // namespace cs::cli

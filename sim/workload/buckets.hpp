@@ -1,0 +1,42 @@
+// DDP's gradient buckets: which gradients are all-reduced together, formed as PyTorch's
+// compute_bucket_assignment_by_size forms them (shared/reference/ddp-internals.md).
+#pragma once
+
+#include <vector>
+
+#include "workload/model.hpp"
+
+namespace cs::workload {
+
+// One gradient, as DDP sees it: the parameter's index in model.parameters() order, its bytes and
+// its dtype (buckets never mix dtypes).
+struct GradTensor {
+  int param = 0;
+  double bytes = 0;
+  Dtype dtype = Dtype::fp32;
+};
+
+struct Bucket {
+  std::vector<int> params;  // in the order they were added (gradient-ready order)
+  double bytes = 0;
+  Dtype dtype = Dtype::fp32;
+};
+
+// Buckets in the order DDP launches them. `order` lists the gradients as they are added: the
+// rebuilt buckets of steady state follow the order gradients became ready in the first step.
+// Each dtype has one open bucket; a tensor joins it and the bucket closes once its bytes reach
+// the current limit, so a bucket overshoots by at most one tensor. A dtype's first bucket takes
+// `first_cap_bytes` as its limit, every later one `cap_bytes` (PyTorch: [1 MiB, bucket_cap_mb]
+// with the default cap; a user-set cap applies to all). Open buckets close at the end in the order
+// they were opened.
+std::vector<Bucket> assign_buckets(const std::vector<GradTensor>& order, double cap_bytes,
+                                   double first_cap_bytes);
+
+// PyTorch's cap: bucket_cap_mb is in MiB (int(bucket_cap_mb * 1024 * 1024)).
+double bucket_cap_bytes(double bucket_cap_mb);
+// dist._DEFAULT_FIRST_BUCKET_BYTES: 1 MiB.
+inline constexpr double kFirstBucketBytes = 1024.0 * 1024.0;
+// DDP's default bucket_cap_mb.
+inline constexpr double kDefaultBucketCapMb = 25.0;
+
+}  // namespace cs::workload

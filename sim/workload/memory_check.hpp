@@ -1,0 +1,35 @@
+// Does a training step fit in one GPU's memory? Parameters, gradients, optimizer state, DDP's
+// buckets, the activations saved for backward, the optimizer's temporaries and what the GPU holds
+// outside PyTorch's allocator, at the step's peak.
+#pragma once
+
+#include "workload/model.hpp"
+#include "workload/step_plan.hpp"
+
+namespace cs::workload {
+
+struct MemoryEstimate {
+  double params = 0;
+  double grads = 0;
+  double optimizer_state = 0;
+  double ddp_buckets = 0;
+  double activations = 0;   // saved for backward, at the step's batch and sequence
+  double peak_backward = 0;  // persistent + the most of activations and gradients held at once
+  double peak_optimizer = 0;  // persistent + gradients + the optimizer's foreach temporaries
+  double outside = 0;        // CUDA context and library workspaces
+  double total = 0;          // the larger peak + outside
+  double capacity = 0;       // the GPU's memory
+  bool fits() const { return total <= capacity; }
+};
+
+// Held outside PyTorch's allocator (CUDA context, cuBLAS/cuDNN workspaces and handles): the
+// median of what calibrate/models/export.py read on H200 and H100 (outside_allocator_bytes).
+double outside_allocator_prior_bytes();
+
+MemoryEstimate estimate_memory(const Model& model, const StepOptions& options,
+                               double capacity_bytes);
+
+// The largest per-GPU batch whose step fits (0 when not even one sample does).
+int largest_fitting_batch(const Model& model, const StepOptions& options, double capacity_bytes);
+
+}  // namespace cs::workload

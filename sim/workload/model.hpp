@@ -1,0 +1,183 @@
+// A model as the workload layer sees it: layers in forward order, each with its parameters, the
+// activations it saves for backward and the GPU ops of its forward and backward passes, plus the
+// settings they were recorded at and optional measured times. Plain structs, filled by
+// model_loader from a model file (format: models/README.md).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cs::workload {
+
+enum class Precision { fp32, bf16 };
+enum class OptimizerKind { sgd, adamw };
+enum class Dtype { fp32, tf32, bf16, fp16 };
+
+// Bytes of one element; tf32 is a math mode on fp32 storage.
+inline double dtype_bytes(Dtype d) {
+  return d == Dtype::bf16 || d == Dtype::fp16 ? 2.0 : 4.0;
+}
+
+// The spellings of the model file.
+inline const char* to_string(Precision p) {
+  return p == Precision::fp32 ? "fp32" : "bf16";
+}
+inline const char* to_string(OptimizerKind o) {
+  return o == OptimizerKind::sgd ? "sgd" : "adamw";
+}
+inline const char* to_string(Dtype d) {
+  switch (d) {
+    case Dtype::fp32:
+      return "fp32";
+    case Dtype::tf32:
+      return "tf32";
+    case Dtype::bf16:
+      return "bf16";
+    case Dtype::fp16:
+      return "fp16";
+  }
+  return "?";
+}
+
+// A parameter or buffer: one tensor of the PyTorch module.
+struct TensorSpec {
+  std::string name;
+  std::int64_t elements = 0;
+  Dtype dtype = Dtype::fp32;
+  double bytes() const { return static_cast<double>(elements) * dtype_bytes(dtype); }
+};
+
+// Which dimension of a gemm/conv is proportional to the per-GPU batch or to the sequence length.
+enum class Dim { none, m, n, k, batch };
+enum class OpKind { gemm, conv, attention, memory };
+
+inline const char* to_string(Dim d) {
+  switch (d) {
+    case Dim::none:
+      return "none";
+    case Dim::m:
+      return "m";
+    case Dim::n:
+      return "n";
+    case Dim::k:
+      return "k";
+    case Dim::batch:
+      return "batch";
+  }
+  return "?";
+}
+inline const char* to_string(OpKind k) {
+  switch (k) {
+    case OpKind::gemm:
+      return "gemm";
+    case OpKind::conv:
+      return "conv";
+    case OpKind::attention:
+      return "attention";
+    case OpKind::memory:
+      return "memory";
+  }
+  return "?";
+}
+
+// One GPU op (one or more kernels) at the model's recorded_at settings.
+struct Op {
+  OpKind kind = OpKind::memory;
+  double m = 0, n = 0, k = 0, batch = 1;  // gemm/conv; attention uses batch too
+  Dtype dtype = Dtype::bf16;
+  Dim grows_batch = Dim::none, grows_seq = Dim::none;     // gemm/conv
+  double heads = 0, seq_q = 0, seq_kv = 0, head_dim = 0;  // attention
+  bool causal = false;                                    // attention
+  double bytes = 0, scale_batch = 1, scale_seq = 0;       // memory
+  int kernels = 1;
+
+  // Arithmetic of the op. gemm/conv: 2*m*n*k*batch. attention, forward convention: QK^T and PV
+  // are two gemms of 2*seq_q*seq_kv*head_dim each per (batch, head), halved when causal masks
+  // half the scores. memory: 0.
+  double flops() const {
+    switch (kind) {
+      case OpKind::gemm:
+      case OpKind::conv:
+        return 2.0 * m * n * k * batch;
+      case OpKind::attention:
+        return 4.0 * batch * heads * seq_q * seq_kv * head_dim * (causal ? 0.5 : 1.0);
+      case OpKind::memory:
+        return 0.0;
+    }
+    return 0.0;
+  }
+};
+
+// Measured GPU time of one layer (sums of its kernels' times) under one Measurement.
+struct LayerMeasured {
+  double forward_us = 0, backward_us = 0;
+  int forward_kernels = 0, backward_kernels = 0;
+};
+
+struct Layer {
+  std::string name;
+  std::vector<TensorSpec> params, buffers;  // in model.parameters() / model.buffers() order
+  // Bytes saved for backward at recorded_at; they scale as batch^scale_batch * seq^scale_seq.
+  double activation_bytes = 0, activation_scale_batch = 1, activation_scale_seq = 0;
+  std::vector<Op> forward, backward;
+  std::map<std::string, LayerMeasured> measured;  // by measurement id
+};
+
+// Training defaults; command-line flags override each.
+struct Settings {
+  int batch = 1;           // per-GPU samples
+  std::optional<int> seq;  // absent for models without a sequence
+  Precision precision = Precision::bf16;
+  OptimizerKind optimizer = OptimizerKind::adamw;
+  double input_bytes_per_sample = 0;
+  bool input_pinned = true;
+};
+
+// The settings the layers' ops and activations were recorded at.
+struct RecordedAt {
+  int batch = 1;
+  std::optional<int> seq;
+  Precision precision = Precision::bf16;
+};
+
+// One profiled run of the model on one GPU model.
+struct Measurement {
+  std::string id, gpu;
+  int batch = 1;
+  std::optional<int> seq;
+  Precision precision = Precision::bf16;
+  OptimizerKind optimizer = OptimizerKind::adamw;
+  double optimizer_us = 0;  // GPU time of optimizer.step()'s kernels
+  int optimizer_kernels = 0;
+  double host_forward_us = 0, host_backward_us = 0, host_optimizer_us = 0;  // CPU time per phase
+  std::string source;
+};
+
+struct Model {
+  std::string name, source, file;
+  Settings settings;
+  RecordedAt recorded_at;
+  std::vector<Measurement> measurements;
+  std::vector<Layer> layers;  // repeats expanded, in forward order
+
+  // Sums over every layer's params (buffers excluded).
+  double param_count() const {
+    double count = 0;
+    for (const auto& layer : layers) {
+      for (const auto& p : layer.params) count += static_cast<double>(p.elements);
+    }
+    return count;
+  }
+  double param_bytes() const {
+    double bytes = 0;
+    for (const auto& layer : layers) {
+      for (const auto& p : layer.params) bytes += p.bytes();
+    }
+    return bytes;
+  }
+};
+
+}  // namespace cs::workload

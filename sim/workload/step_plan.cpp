@@ -1,0 +1,317 @@
+// The step's tasks: layer times measured (scaled through the work model) or from work alone,
+// host costs per kernel from the measured phases, DDP's buckets, copies and all-reduces.
+#include "workload/step_plan.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+
+namespace cs::workload {
+namespace {
+
+// Host time per kernel launched when no measurement of the model exists: the medians over the
+// shipped models of the measured phase host time / kernels (calibrate/data/h200x1-models,
+// fit_work.py). They include PyTorch's dispatch, autocast and autograd, not only the launch.
+constexpr double kHostUsPerKernelForward = 28.73;
+constexpr double kHostUsPerKernelBackward = 22.51;
+constexpr double kHostUsPerKernelOptimizer = 52.11;
+
+// PyTorch's multi_tensor_apply (aten/src/ATen/native/cuda/MultiTensorApply.cuh): a launch takes
+// at most depth_to_max_tensors[depth - 1] tensors and 320 blocks of 65536 elements.
+constexpr int kMaxTensors[] = {110, 64, 48, 36, 30};
+constexpr double kChunkElements = 65536;
+constexpr double kMaxBlocks = 320;
+
+// The foreach ops of one step (torch/optim/adamw.py and sgd.py, _multi_tensor_*; fp32 params,
+// defaults: AdamW weight_decay 0.01, SGD momentum without weight decay or Nesterov). Each: tensor
+// lists it walks (depth) and bytes per element it reads and writes.
+struct ForeachOp {
+  int depth;
+  double bytes;
+};
+// AdamW: mul_(params) 8, lerp_(exp_avg, grad) 12, mul_(exp_avg_sq) 8, addcmul_(exp_avg_sq, grad,
+// grad) 16, sqrt(exp_avg_sq) 8, div_ 8, add_(eps) 8, addcdiv_(params, exp_avg, denom) 16.
+constexpr ForeachOp kAdamW[] = {{1, 8}, {2, 12}, {1, 8}, {3, 16}, {2, 8}, {1, 8}, {1, 8}, {3, 16}};
+// SGD with momentum: mul_(bufs) 8, add_(bufs, grads) 12, add_(params, bufs) 12.
+constexpr ForeachOp kSgd[] = {{1, 8}, {2, 12}, {2, 12}};
+
+template <std::size_t N>
+double sum_bytes(const ForeachOp (&ops)[N]) {
+  double total = 0;
+  for (const ForeachOp& op : ops) total += op.bytes;
+  return total;
+}
+
+WorkScale scale_between(const Model& model, int batch, std::optional<int> seq, Precision from,
+                        int to_batch, std::optional<int> to_seq, Precision to) {
+  WorkScale s;
+  s.batch = static_cast<double>(to_batch) / batch;
+  s.seq = model.settings.seq && seq && to_seq ? static_cast<double>(*to_seq) / *seq : 1.0;
+  s.from = from;
+  s.to = to;
+  return s;
+}
+
+double work_us(const std::vector<Op>& ops, const WorkScale& s, bool backward,
+               const GpuCompute& gpu) {
+  double total = 0;
+  for (const Op& op : ops) total += op_time_us(scaled(op, s), backward, gpu);
+  return total;
+}
+
+int op_kernels(const std::vector<Op>& ops) {
+  int total = 0;
+  for (const Op& op : ops) total += op.kernels;
+  return total;
+}
+
+// Datasheet figures of the GPU models a measurement may name, for scaling a time measured on
+// one of them to another (NVIDIA datasheets, dense: H100 SXM and H200 SXM 989.4 TFLOP/s BF16,
+// 67 FP32, 3.35 and 4.8 TB/s; A100 SXM 312 and 19.5, 2.039 TB/s (80 GB) and 1.555 (40 GB);
+// L40S 362 and 91.6, 0.864 TB/s).
+topo::GpuModel datasheet_of(const std::string& name) {
+  topo::GpuModel m;
+  m.name = name;
+  auto set = [&m](double bf16, double fp32, double bw) {
+    m.bf16_flops = bf16;
+    m.fp16_flops = bf16;
+    m.fp32_flops = fp32;
+    m.memory_bandwidth_Bps = bw;
+  };
+  if (name == "H100-SXM5-80GB") set(989.4e12, 67e12, 3.35e12);
+  if (name == "H200-SXM-141GB") set(989.4e12, 67e12, 4.8e12);
+  if (name == "A100-SXM4-80GB") set(312e12, 19.5e12, 2.039e12);
+  if (name == "A100-SXM4-40GB") set(312e12, 19.5e12, 1.555e12);
+  if (name == "L40S") set(362e12, 91.6e12, 0.864e12);
+  return m;
+}
+
+// Each kernel's work-model time: an op's time split evenly over its kernels.
+std::vector<double> kernel_times(const std::vector<Op>& ops, const WorkScale& s, bool backward,
+                                 const GpuCompute& gpu) {
+  std::vector<double> out;
+  for (const Op& op : ops) {
+    const double t = op_time_us(scaled(op, s), backward, gpu);
+    for (int k = 0; k < op.kernels; ++k) out.push_back(t / op.kernels);
+  }
+  return out;
+}
+
+void spread(Task& task, const std::vector<double>& work) {
+  if (static_cast<int>(work.size()) != task.kernels) return;
+  double total = 0;
+  for (double w : work) total += w;
+  if (!(total > 0)) return;
+  task.kernel_us.clear();
+  for (double w : work) task.kernel_us.push_back(task.gpu_us * w / total);
+}
+
+}  // namespace
+
+double optimizer_bytes_per_element(OptimizerKind optimizer) {
+  return optimizer == OptimizerKind::adamw ? sum_bytes(kAdamW) : sum_bytes(kSgd);
+}
+
+int optimizer_kernels(OptimizerKind optimizer, int tensors, double elements) {
+  if (tensors == 0) return 0;
+  const double chunks = std::ceil(elements / kChunkElements) + tensors;  // a partial chunk each
+  auto launches = [&](int depth) {
+    const double by_tensors = std::ceil(static_cast<double>(tensors) / kMaxTensors[depth - 1]);
+    return static_cast<int>(std::max(by_tensors, std::ceil(chunks / kMaxBlocks)));
+  };
+  int total = 0;
+  if (optimizer == OptimizerKind::adamw) {
+    for (const ForeachOp& op : kAdamW) total += launches(op.depth);
+  } else {
+    for (const ForeachOp& op : kSgd) total += launches(op.depth);
+  }
+  return total;
+}
+
+StepOptions default_options(const Model& model) {
+  StepOptions o;
+  o.batch = model.settings.batch;
+  o.seq = model.settings.seq;
+  o.precision = model.settings.precision;
+  o.optimizer = model.settings.optimizer;
+  o.input_pinned = model.settings.input_pinned;
+  return o;
+}
+
+const Measurement* pick_measurement(const Model& model, const StepOptions& options,
+                                    const std::string& gpu) {
+  if (!options.measurement.empty()) {
+    std::string ids;
+    for (const Measurement& m : model.measurements) {
+      if (m.id == options.measurement) return &m;
+      ids += (ids.empty() ? "" : ", ") + m.id;
+    }
+    throw InputError(model.file + ": no measurement '" + options.measurement + "' (it has: " +
+                     (ids.empty() ? "none" : ids) + ")");
+  }
+  const Measurement* best = nullptr;
+  double best_score = 0;
+  for (const Measurement& m : model.measurements) {
+    if (m.precision != options.precision) continue;
+    // Same GPU first, then the same optimizer, then the nearest batch (log distance).
+    const double score = (m.gpu == gpu ? 0.0 : 100.0) + (m.optimizer == options.optimizer ? 0 : 10) +
+                         std::abs(std::log(static_cast<double>(m.batch) / options.batch));
+    if (best == nullptr || score < best_score) {
+      best = &m;
+      best_score = score;
+    }
+  }
+  return best;
+}
+
+StepPlan plan_step(const Model& model, const StepOptions& options, const topo::GpuModel& gpu_model,
+                   const GpuCompute& compute, double input_copy_us) {
+  StepPlan plan;
+  plan.input_bytes = options.batch * model.settings.input_bytes_per_sample;
+  plan.input_copy_us = input_copy_us;
+  plan.input_pinned = options.input_pinned;
+
+  const RecordedAt& rec = model.recorded_at;
+  const WorkScale to_target = scale_between(model, rec.batch, rec.seq, rec.precision,
+                                            options.batch, options.seq, options.precision);
+  const Measurement* m =
+      options.compute == ComputeSource::measured ? pick_measurement(model, options, gpu_model.name)
+                                                 : nullptr;
+  GpuCompute measured_gpu;
+  WorkScale to_measured;
+  if (m != nullptr) {
+    plan.measurement = m->id;
+    measured_gpu = m->gpu == gpu_model.name ? compute : gpu_compute_priors(datasheet_of(m->gpu));
+    to_measured = scale_between(model, rec.batch, rec.seq, rec.precision, m->batch, m->seq,
+                                m->precision);
+  }
+
+  // Host cost per kernel: the measurement's phases over its kernels, else the priors.
+  double host_fwd = kHostUsPerKernelForward;
+  double host_bwd = kHostUsPerKernelBackward;
+  double host_opt = kHostUsPerKernelOptimizer;
+  if (m != nullptr) {
+    int fwd = 0;
+    int bwd = 0;
+    for (const Layer& layer : model.layers) {
+      auto it = layer.measured.find(m->id);
+      if (it == layer.measured.end()) continue;
+      fwd += it->second.forward_kernels;
+      bwd += it->second.backward_kernels;
+    }
+    if (fwd > 0) host_fwd = m->host_forward_us / fwd;
+    if (bwd > 0) host_bwd = m->host_backward_us / bwd;
+    if (m->optimizer_kernels > 0) host_opt = m->host_optimizer_us / m->optimizer_kernels;
+  }
+
+  int scaled_layers = 0;
+  int work_layers = 0;
+  int param_index = 0;
+  for (const Layer& layer : model.layers) {
+    LayerTasks t;
+    t.forward.name = layer.name;
+    t.backward.name = layer.name;
+    const double fwd_work = work_us(layer.forward, to_target, false, compute);
+    const double bwd_work = work_us(layer.backward, to_target, true, compute);
+    auto it = m != nullptr ? layer.measured.find(m->id) : layer.measured.end();
+    std::vector<double> fwd_kernels = kernel_times(layer.forward, to_target, false, compute);
+    std::vector<double> bwd_kernels = kernel_times(layer.backward, to_target, true, compute);
+    if (m != nullptr && it != layer.measured.end()) {
+      const LayerMeasured& lm = it->second;
+      const double fwd_then = work_us(layer.forward, to_measured, false, measured_gpu);
+      const double bwd_then = work_us(layer.backward, to_measured, true, measured_gpu);
+      t.forward.gpu_us = fwd_then > 0 ? lm.forward_us * fwd_work / fwd_then : lm.forward_us;
+      t.backward.gpu_us = bwd_then > 0 ? lm.backward_us * bwd_work / bwd_then : lm.backward_us;
+      t.forward.kernels = lm.forward_kernels;
+      t.backward.kernels = lm.backward_kernels;
+      ++scaled_layers;
+    } else {
+      t.forward.gpu_us = fwd_work;
+      t.backward.gpu_us = bwd_work;
+      t.forward.kernels = op_kernels(layer.forward);
+      t.backward.kernels = op_kernels(layer.backward);
+      ++work_layers;
+    }
+    // The layer's time spread over its kernels in proportion to their work-model times, when
+    // the counts agree (a measurement on another software stack may launch other kernels).
+    spread(t.forward, fwd_kernels);
+    spread(t.backward, bwd_kernels);
+    t.forward.host_us_per_kernel = host_fwd;
+    t.backward.host_us_per_kernel = host_bwd;
+    for (const TensorSpec& p : layer.params) {
+      t.params.push_back(param_index++);
+      plan.grad_bytes.push_back(p.bytes());
+      plan.grad_dtypes.push_back(p.dtype);
+    }
+    plan.layers.push_back(std::move(t));
+  }
+
+  // The optimizer: measured where the measurement ran this optimizer, scaled by the memory
+  // model between GPUs; else its foreach ops' bytes and kernels.
+  const double elements = model.param_count();
+  const int tensors = param_index;
+  plan.optimizer.name = std::string("optimizer.step (") + to_string(options.optimizer) + ")";
+  plan.optimizer.host_us_per_kernel = host_opt;
+  Op opt_work;
+  opt_work.kind = OpKind::memory;
+  opt_work.bytes = elements * optimizer_bytes_per_element(options.optimizer);
+  opt_work.kernels = optimizer_kernels(options.optimizer, tensors, elements);
+  const double opt_now = op_time_us(opt_work, false, compute);
+  if (m != nullptr && m->optimizer == options.optimizer && m->optimizer_kernels > 0) {
+    const double opt_then = op_time_us(opt_work, false, measured_gpu);
+    plan.optimizer.gpu_us = m->optimizer_us * opt_now / opt_then;
+    plan.optimizer.kernels = m->optimizer_kernels;
+  } else {
+    plan.optimizer.gpu_us = opt_now;
+    plan.optimizer.kernels = opt_work.kernels;
+  }
+
+  if (m == nullptr) {
+    plan.compute_note = "from work alone (no measurement at this precision)";
+  } else {
+    plan.compute_note = "measured '" + m->id + "' (" + m->gpu + ", batch " +
+                        std::to_string(m->batch) + ") scaled through the work model";
+    if (work_layers > 0) {
+      plan.compute_note += "; " + std::to_string(work_layers) + " layers from work alone";
+    }
+  }
+  if (options.compute == ComputeSource::work) plan.compute_note = "from work alone (--compute work)";
+  (void)scaled_layers;
+
+  plan.kernel_gap_us = compute.kernel_gap_us;
+  if (options.ddp) {
+    // Steady-state buckets are rebuilt in gradient-ready order: backward runs the layers in
+    // reverse and a layer's gradients become ready together, in reverse parameter order.
+    std::vector<GradTensor> ready;
+    for (auto layer = plan.layers.rbegin(); layer != plan.layers.rend(); ++layer) {
+      for (auto p = layer->params.rbegin(); p != layer->params.rend(); ++p) {
+        const auto i = static_cast<std::size_t>(*p);
+        ready.push_back({*p, plan.grad_bytes[i], plan.grad_dtypes[i]});
+      }
+    }
+    const bool default_cap = options.bucket_cap_mb == kDefaultBucketCapMb;
+    const double cap = bucket_cap_bytes(options.bucket_cap_mb);
+    plan.buckets = assign_buckets(ready, cap, default_cap ? kFirstBucketBytes : cap);
+    if (!options.gradient_as_bucket_view) {
+      // One copy kernel per gradient each way: read its bytes once and write them once.
+      for (double bytes : plan.grad_bytes) {
+        Op copy;
+        copy.kind = OpKind::memory;
+        copy.bytes = 2 * bytes;
+        copy.kernels = 1;
+        const double us = op_time_us(copy, true, compute);
+        plan.copy_in_us.push_back(us);
+        plan.copy_out_us.push_back(us);
+      }
+    }
+    // One rank: NCCL all-reduces DDP's bucket in place, and with one rank an in-place collective
+    // has nothing to move (NCCL copies only when send and receive buffers differ), so the GPU
+    // time is zero; the call's host cost remains.
+    plan.allreduce_us.assign(plan.buckets.size(), 0.0);
+    plan.ddp_host_us_per_kernel = compute.launch_us;
+  }
+  return plan;
+}
+
+}  // namespace cs::workload

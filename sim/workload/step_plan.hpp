@@ -1,0 +1,88 @@
+// What one GPU does in a training step, as tasks with GPU times, kernel counts and host costs:
+// the input copy, each layer's forward and backward, DDP's gradient copies and bucket
+// all-reduces, the optimizer step. Pure: no event queue; step_sim.cpp runs the plan.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "topology/cluster.hpp"
+#include "workload/buckets.hpp"
+#include "workload/model.hpp"
+#include "workload/work_model.hpp"
+
+namespace cs::workload {
+
+enum class ComputeSource { measured, work };
+
+struct StepOptions {
+  int batch = 1;
+  std::optional<int> seq;
+  Precision precision = Precision::bf16;
+  OptimizerKind optimizer = OptimizerKind::adamw;
+  bool input_pinned = true;
+  bool ddp = true;
+  double bucket_cap_mb = kDefaultBucketCapMb;
+  bool gradient_as_bucket_view = false;
+  ComputeSource compute = ComputeSource::measured;  // measured falls back to work where absent
+  std::string measurement;  // a measurement id to scale from; "" picks one (pick_measurement)
+};
+
+// The model's defaults as options.
+StepOptions default_options(const Model& model);
+
+// A run of `kernels` kernels on one stream whose GPU times add to gpu_us; the host spends
+// host_us_per_kernel launching each.
+struct Task {
+  std::string name;
+  double gpu_us = 0;
+  int kernels = 0;
+  double host_us_per_kernel = 0;
+  // Each kernel's GPU time, when known (they add to gpu_us); else the kernels split it evenly.
+  std::vector<double> kernel_us;
+};
+
+struct LayerTasks {
+  Task forward, backward;
+  std::vector<int> params;  // indices in model.parameters() order
+};
+
+struct StepPlan {
+  std::string measurement;   // the id scaled from; "" when every time came from work
+  std::string compute_note;  // one line: where the times came from
+  double input_bytes = 0;
+  double input_copy_us = 0;  // host to device, pinned or pageable as options say
+  bool input_pinned = true;
+  std::vector<LayerTasks> layers;  // forward order
+  Task optimizer;
+  std::vector<double> grad_bytes;  // per parameter
+  std::vector<Dtype> grad_dtypes;  // per parameter
+  std::vector<Bucket> buckets;     // empty without DDP
+  // DDP on this GPU: a copy kernel per gradient into its bucket and back, unless buckets are
+  // views; per bucket, the one-rank all-reduce (NCCL copies the buffer once on the GPU).
+  std::vector<double> copy_in_us;   // per parameter; empty without copies
+  std::vector<double> copy_out_us;  // per parameter; empty without copies
+  std::vector<double> allreduce_us;  // per bucket
+  double ddp_host_us_per_kernel = 0;
+  // The GPU's own time between two queued kernels of a stream (GpuCompute::kernel_gap_us).
+  double kernel_gap_us = 0;
+};
+
+// The measurement to scale from: the id asked for, else one on this GPU model at the wanted
+// precision (the same optimizer first, then the nearest batch), else one on another GPU model at
+// that precision, else none. Throws InputError for an id the model does not have.
+const Measurement* pick_measurement(const Model& model, const StepOptions& options,
+                                    const std::string& gpu);
+
+// The step's tasks on one GPU of `gpu_model`, with the input copy time given by the caller (it
+// depends on where the GPU sits in the topology).
+StepPlan plan_step(const Model& model, const StepOptions& options, const topo::GpuModel& gpu_model,
+                   const GpuCompute& compute, double input_copy_us);
+
+// Optimizer work from PyTorch's default multi-tensor (foreach) implementations on fp32
+// parameters: bytes read and written per parameter element in one step.
+double optimizer_bytes_per_element(OptimizerKind optimizer);
+// Kernels the foreach ops of one step launch for `tensors` parameters of `elements` in all.
+int optimizer_kernels(OptimizerKind optimizer, int tensors, double elements);
+
+}  // namespace cs::workload

@@ -1,0 +1,187 @@
+// The step in program order: input copy, forward, backward with DDP's copies and bucket
+// all-reduces, DDP's wait and copies back, optimizer.
+#include "workload/step_sim.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+
+namespace cs::workload {
+namespace {
+
+TimePs ps_of_us(double us) { return ps_from_seconds(us * 1e-6); }
+double us_of(TimePs t) { return us_from_ps(t); }
+
+class Timeline {
+ public:
+  Timeline(StepResult& result, TimePs gap) : result_(result), gap_(gap) {}
+
+  // Launches `task` on `lane`, not before `not_before` (an event it waits on). Kernel j is
+  // launched by the host at H + j h and runs once the stream is free and its launch has
+  // happened; back to back, each is followed by the GPU's gap between kernels. Returns the end.
+  TimePs run(const Task& task, Lane lane, const char* category, TimePs not_before,
+             double& busy_us) {
+    const int kernels = task.gpu_us > 0 ? std::max(task.kernels, 1) : task.kernels;
+    if (kernels == 0) return free_of(lane);
+    const bool listed = static_cast<int>(task.kernel_us.size()) == kernels;
+    const TimePs h = ps_of_us(task.host_us_per_kernel);
+    const TimePs even = ps_of_us(task.gpu_us / kernels);
+    const TimePs host_start = host_;
+    TimePs& free = free_of(lane);
+    TimePs start = -1;
+    for (int j = 0; j < kernels; ++j) {
+      host_ += h;
+      const TimePs ready = j == 0 ? std::max(free, not_before) : free;
+      const TimePs begin = std::max(ready, host_);
+      if (lane == Lane::compute) {
+        const TimePs waited = j == 0 ? std::min(std::max<TimePs>(0, not_before - free), begin - free)
+                                     : 0;
+        exposed_ += waited;
+        host_idle_ += begin - free - waited;
+      }
+      if (start < 0) start = begin;
+      const TimePs length = listed ? ps_of_us(task.kernel_us[static_cast<std::size_t>(j)]) : even;
+      free = begin + length + gap_;
+      gaps_ += lane == Lane::compute ? gap_ : 0;
+    }
+    host_busy_ += host_ - host_start;
+    busy_us += task.gpu_us;
+    if (host_ > host_start) span(task.name, "launch", Lane::host, host_start, host_);
+    span(task.name, category, lane, start, free);
+    return free;
+  }
+
+  // A blocking host-side copy (pageable memory): the host waits for the stream, then copies.
+  TimePs run_blocking(const std::string& name, double us, double host_us) {
+    const TimePs start = std::max(host_ + ps_of_us(host_us), compute_);
+    host_idle_ += start - compute_;
+    const TimePs end = start + ps_of_us(us);
+    span(name, "input", Lane::host, host_, end);
+    span(name, "input", Lane::compute, start, end);
+    host_ = end;
+    compute_ = end;
+    return end;
+  }
+
+  TimePs compute() const { return compute_; }
+  TimePs nccl() const { return nccl_; }
+  TimePs host() const { return host_; }
+
+  void finish(StepBreakdown& b) {
+    const TimePs end = std::max({host_, compute_, nccl_});
+    host_idle_ += end - compute_;  // a host or NCCL tail past the last compute kernel
+    b.step_us = us_of(end);
+    b.exposed_communication_us = us_of(exposed_);
+    b.host_bound_idle_us = us_of(host_idle_);
+    b.host_busy_us = us_of(host_busy_);
+    b.kernel_gaps_us = us_of(gaps_);
+  }
+
+ private:
+  TimePs& free_of(Lane lane) { return lane == Lane::nccl ? nccl_ : compute_; }
+  void span(const std::string& name, const char* category, Lane lane, TimePs start, TimePs end) {
+    result_.spans.push_back({name, category, lane, start, end});
+  }
+
+  StepResult& result_;
+  TimePs host_ = 0, compute_ = 0, nccl_ = 0;
+  TimePs gap_ = 0;
+  TimePs exposed_ = 0, host_idle_ = 0, host_busy_ = 0, gaps_ = 0;
+};
+
+}  // namespace
+
+const char* to_string(Lane lane) {
+  switch (lane) {
+    case Lane::host:
+      return "host";
+    case Lane::compute:
+      return "compute";
+    case Lane::nccl:
+      return "nccl";
+  }
+  return "?";
+}
+
+StepResult simulate_step(const StepPlan& plan) {
+  StepResult result;
+  StepBreakdown& b = result.breakdown;
+  Timeline t(result, ps_of_us(plan.kernel_gap_us));
+  const double launch_us =
+      plan.layers.empty() ? 0.0 : plan.layers.front().forward.host_us_per_kernel;
+
+  // The input batch: pinned memory is copied asynchronously on the compute stream; pageable
+  // memory blocks the host until the driver has staged and copied it.
+  if (plan.input_bytes > 0) {
+    if (plan.input_pinned) {
+      t.run({"input copy (pinned)", plan.input_copy_us, 1, launch_us, {}}, Lane::compute, "input", 0,
+            b.input_copy_us);
+    } else {
+      t.run_blocking("input copy (pageable)", plan.input_copy_us, launch_us);
+      b.input_copy_us += plan.input_copy_us;
+    }
+  }
+  for (const LayerTasks& layer : plan.layers) {
+    t.run(layer.forward, Lane::compute, "forward", 0, b.forward_us);
+  }
+
+  // Backward in reverse; after each layer its gradients are ready. DDP copies each into its
+  // bucket (on the compute stream, from the autograd hook) and launches a bucket's all-reduce on
+  // the NCCL stream once all of its gradients are in and every earlier bucket has launched.
+  const bool ddp = !plan.buckets.empty();
+  std::vector<int> bucket_of(plan.grad_bytes.size(), -1);
+  std::vector<int> missing(plan.buckets.size());
+  for (std::size_t k = 0; k < plan.buckets.size(); ++k) {
+    missing[k] = static_cast<int>(plan.buckets[k].params.size());
+    for (int p : plan.buckets[k].params) bucket_of[static_cast<std::size_t>(p)] = static_cast<int>(k);
+  }
+  result.buckets.resize(plan.buckets.size());
+  std::size_t next_bucket = 0;
+  TimePs last_allreduce = 0;
+  auto launch_ready_buckets = [&] {
+    while (next_bucket < plan.buckets.size() && missing[next_bucket] == 0) {
+      const Bucket& bucket = plan.buckets[next_bucket];
+      BucketTiming& timing = result.buckets[next_bucket];
+      timing.bytes = bucket.bytes;
+      timing.tensors = static_cast<int>(bucket.params.size());
+      const TimePs ready = t.compute();  // the event recorded on the compute stream
+      const std::string name = "allreduce bucket " + std::to_string(next_bucket);
+      const TimePs end = t.run({name, plan.allreduce_us[next_bucket], 1, plan.ddp_host_us_per_kernel, {}},
+                               Lane::nccl, "allreduce", ready, b.communication_us);
+      timing.ready_us = us_of(ready);
+      timing.end_us = us_of(end);
+      timing.start_us = us_of(end) - plan.allreduce_us[next_bucket];
+      last_allreduce = std::max(last_allreduce, end);
+      ++next_bucket;
+    }
+  };
+  for (auto layer = plan.layers.rbegin(); layer != plan.layers.rend(); ++layer) {
+    t.run(layer->backward, Lane::compute, "backward", 0, b.backward_us);
+    if (!ddp) continue;
+    for (auto p = layer->params.rbegin(); p != layer->params.rend(); ++p) {
+      const auto i = static_cast<std::size_t>(*p);
+      if (!plan.copy_in_us.empty()) {
+        t.run({"copy grad into bucket", plan.copy_in_us[i], 1, plan.ddp_host_us_per_kernel, {}},
+              Lane::compute, "ddp_copy", 0, b.ddp_copies_us);
+      }
+      CS_ASSERT(bucket_of[i] >= 0, "a gradient without a bucket");
+      --missing[static_cast<std::size_t>(bucket_of[i])];
+    }
+    launch_ready_buckets();
+  }
+  CS_ASSERT(next_bucket == plan.buckets.size(), "a bucket never launched");
+
+  // End of backward: the compute stream waits for every all-reduce, then copies each averaged
+  // bucket back into its gradient.
+  TimePs after = last_allreduce;
+  for (std::size_t i = 0; i < plan.copy_out_us.size(); ++i) {
+    t.run({"copy bucket into grad", plan.copy_out_us[i], 1, plan.ddp_host_us_per_kernel, {}},
+          Lane::compute, "ddp_copy", after, b.ddp_copies_us);
+    after = 0;
+  }
+  t.run(plan.optimizer, Lane::compute, "optimizer", after, b.optimizer_us);
+  t.finish(b);
+  return result;
+}
+
+}  // namespace cs::workload

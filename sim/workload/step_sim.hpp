@@ -1,0 +1,59 @@
+// One GPU's training step in time: a host thread that launches every kernel in program order, a
+// compute stream and an NCCL stream that run them in order, cross-stream waits as CUDA events.
+// An op starts when its stream is free, its launch has happened and the events it waits on have
+// fired: the semantics of CUDA streams, evaluated in program order (one host thread issues
+// everything, so program order is also the order of every decision).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/units.hpp"
+#include "workload/step_plan.hpp"
+
+namespace cs::workload {
+
+enum class Lane { host, compute, nccl };
+const char* to_string(Lane lane);
+
+// A span of the step, for the trace: a task on the host thread or on a stream.
+struct Span {
+  std::string name;
+  std::string category;  // input, forward, backward, ddp_copy, allreduce, optimizer, launch
+  Lane lane = Lane::compute;
+  TimePs start = 0, end = 0;
+};
+
+// Where the step's time went, in microseconds. The compute stream's busy times plus its idle
+// time add up to the step: step = input_copy + forward + backward + ddp_copies + optimizer +
+// kernel_gaps + exposed_communication + host_bound_idle.
+struct StepBreakdown {
+  double step_us = 0;
+  double input_copy_us = 0;
+  double forward_us = 0;
+  double backward_us = 0;
+  double ddp_copies_us = 0;
+  double optimizer_us = 0;
+  double communication_us = 0;         // NCCL stream busy (all-reduces), hidden or not
+  double exposed_communication_us = 0;  // compute stream waiting on the NCCL stream
+  double host_bound_idle_us = 0;        // compute stream waiting for the host's launches
+  double host_busy_us = 0;              // the host thread's launch work
+  double kernel_gaps_us = 0;            // the GPU's own time between queued kernels
+};
+
+struct BucketTiming {
+  double bytes = 0;
+  int tensors = 0;
+  double ready_us = 0, start_us = 0, end_us = 0;
+};
+
+struct StepResult {
+  StepBreakdown breakdown;
+  std::vector<BucketTiming> buckets;
+  std::vector<Span> spans;
+};
+
+// Runs `plan` once from an idle GPU and host (a step that ends in a synchronize, as measured).
+StepResult simulate_step(const StepPlan& plan);
+
+}  // namespace cs::workload

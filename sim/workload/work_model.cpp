@@ -1,0 +1,151 @@
+// Op times from work: GEMMs and convolutions at an efficiency of the datasheet peak after a fixed
+// cost, fused attention likewise, memory-bound kernels at an efficiency of the HBM bandwidth after
+// a fixed cost per kernel.
+#include "workload/work_model.hpp"
+
+#include <cmath>
+
+#include "core/error.hpp"
+
+namespace cs::workload {
+namespace {
+
+// Efficiencies and fixed costs fitted by calibrate/models/fit_work.py to every op that
+// calibrate/models/export.py timed on one H200 (calibrate/data/h200x1-models, the six shipped
+// models at their default settings, bf16 autocast): time = overhead + work / (efficiency x peak),
+// relative least squares per op class. The H100 is predicted with the same efficiencies and its
+// own datasheet peaks (README: "another GPU model").
+constexpr double kGemmEfficiency = 0.779;
+constexpr double kGemmOverheadUs = 3.897;
+constexpr double kConvEfficiency = 0.603;
+constexpr double kConvOverheadUs = 34.50;
+constexpr double kAttentionEfficiency = 0.383;
+constexpr double kAttentionOverheadUs = 76.11;
+constexpr double kMemoryEfficiency = 1.396;
+constexpr double kMemoryKernelUs = 1.611;
+// The GPU's own time between two kernels queued back to back on a stream (the front end fetching
+// and starting the next grid, the previous one's tail): the median over the GPU-bound shipped
+// models on H200 of (measured plain step - simulated step without it) / kernels: 1.09-2.52 us
+// over resnet50, gpt2, gpt2-medium, llama-1b and gpt2-xl (bert-large, partly host-bound, left out).
+constexpr double kKernelGapUs = 1.8;
+// Host cost of one kernel launch from C++ (no Python dispatch): cs_cal_launch's launch_call on
+// H200, calibrate/data/h200x1/calibration.json (3.38 us).
+constexpr double kLaunchUs = 3.38;
+// FlashAttention-2's backward does 5 matrix products where the forward does 2, so 2.5x the
+// forward's FLOPs (Dao 2023, "FlashAttention-2", section 3.1).
+constexpr double kAttentionBackwardWork = 2.5;
+
+double& dim_of(Op& op, Dim dim) {
+  switch (dim) {
+    case Dim::m:
+      return op.m;
+    case Dim::n:
+      return op.n;
+    case Dim::k:
+      return op.k;
+    case Dim::batch:
+      return op.batch;
+    case Dim::none:
+      break;
+  }
+  CS_ASSERT(false, "dim_of(Dim::none)");
+  return op.m;
+}
+
+double peak_of(const GpuCompute& gpu, Dtype dtype) {
+  switch (dtype) {
+    case Dtype::bf16:
+      return gpu.bf16_flops;
+    case Dtype::fp16:
+      return gpu.fp16_flops;
+    case Dtype::tf32:
+      return gpu.tf32_flops;
+    case Dtype::fp32:
+      return gpu.fp32_flops;
+  }
+  return gpu.bf16_flops;
+}
+
+}  // namespace
+
+GpuCompute gpu_compute_priors(const topo::GpuModel& model) {
+  GpuCompute gpu;
+  gpu.gpu = model.name;
+  gpu.bf16_flops = model.bf16_flops;
+  gpu.fp16_flops = model.fp16_flops > 0 ? model.fp16_flops : model.bf16_flops;
+  // TF32 tensor math runs at half the BF16 rate on Ampere and Hopper (A100, H100 and H200
+  // datasheets: 156 / 312, 494.7 / 989.4 TFLOP/s dense); topology files give no TF32 figure.
+  gpu.tf32_flops = gpu.bf16_flops / 2.0;
+  gpu.fp32_flops = model.fp32_flops > 0 ? model.fp32_flops : gpu.bf16_flops / 16.0;
+  gpu.memory_Bps = model.memory_bandwidth_Bps;
+  gpu.gemm_efficiency = kGemmEfficiency;
+  gpu.gemm_overhead_us = kGemmOverheadUs;
+  gpu.conv_efficiency = kConvEfficiency;
+  gpu.conv_overhead_us = kConvOverheadUs;
+  gpu.attention_efficiency = kAttentionEfficiency;
+  gpu.attention_overhead_us = kAttentionOverheadUs;
+  gpu.memory_efficiency = kMemoryEfficiency;
+  gpu.memory_kernel_us = kMemoryKernelUs;
+  gpu.kernel_gap_us = kKernelGapUs;
+  gpu.launch_us = kLaunchUs;
+  gpu.gemm_source = "prior (fitted to the H200 exports)";
+  return gpu;
+}
+
+void apply_gemm_fit(GpuCompute& gpu, double efficiency, double overhead_us, const char* source) {
+  gpu.gemm_efficiency = efficiency;
+  gpu.gemm_overhead_us = overhead_us;
+  gpu.gemm_source = source;
+}
+
+Op scaled(const Op& op, const WorkScale& scale) {
+  Op out = op;
+  switch (op.kind) {
+    case OpKind::gemm:
+    case OpKind::conv:
+      if (op.grows_batch != Dim::none) dim_of(out, op.grows_batch) *= scale.batch;
+      if (op.grows_seq != Dim::none) dim_of(out, op.grows_seq) *= scale.seq;
+      break;
+    case OpKind::attention:
+      out.batch *= scale.batch;
+      out.seq_q *= scale.seq;
+      out.seq_kv *= scale.seq;
+      break;
+    case OpKind::memory:
+      out.bytes *= std::pow(scale.batch, op.scale_batch) * std::pow(scale.seq, op.scale_seq);
+      break;
+  }
+  if (scale.from && scale.to && *scale.from != *scale.to) {
+    const bool to_fp32 = *scale.to == Precision::fp32;
+    if (op.kind == OpKind::memory) {
+      out.bytes *= to_fp32 ? 2.0 : 0.5;
+    } else if (to_fp32) {
+      out.dtype = op.kind == OpKind::conv ? Dtype::tf32 : Dtype::fp32;
+    } else {
+      out.dtype = Dtype::bf16;
+    }
+  }
+  return out;
+}
+
+double op_time_us(const Op& op, bool backward, const GpuCompute& gpu) {
+  switch (op.kind) {
+    case OpKind::gemm:
+      return gpu.gemm_overhead_us +
+             op.flops() / (gpu.gemm_efficiency * peak_of(gpu, op.dtype)) * 1e6;
+    case OpKind::conv:
+      return gpu.conv_overhead_us +
+             op.flops() / (gpu.conv_efficiency * peak_of(gpu, op.dtype)) * 1e6;
+    case OpKind::attention: {
+      const double work = op.flops() * (backward ? kAttentionBackwardWork : 1.0);
+      return gpu.attention_overhead_us +
+             work / (gpu.attention_efficiency * peak_of(gpu, op.dtype)) * 1e6;
+    }
+    case OpKind::memory:
+      return op.kernels * gpu.memory_kernel_us +
+             op.bytes / (gpu.memory_efficiency * gpu.memory_Bps) * 1e6;
+  }
+  return 0;
+}
+
+}  // namespace cs::workload

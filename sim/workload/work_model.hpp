@@ -1,0 +1,61 @@
+// The work model of one GPU: how long an op of a model file takes from its work alone (GEMM and
+// convolution shapes, attention dimensions, bytes moved), and how an op's work changes with the
+// per-GPU batch, the sequence length and the precision. Measured layer times are carried to
+// other settings and other GPUs through the ratio of this model's times (step_plan.cpp).
+#pragma once
+
+#include <optional>
+
+#include "topology/cluster.hpp"
+#include "workload/model.hpp"
+
+namespace cs::workload {
+
+// What a GPU offers the ops, with the efficiencies that turn datasheet peaks into achieved rates.
+struct GpuCompute {
+  std::string gpu;        // the topology's GPU model name
+  double bf16_flops = 0;  // datasheet dense peaks, FLOP/s
+  double fp16_flops = 0;
+  double tf32_flops = 0;
+  double fp32_flops = 0;
+  double memory_Bps = 0;        // datasheet HBM bandwidth
+  double gemm_efficiency = 0;   // asymptotic achieved / peak of a cuBLAS GEMM
+  double gemm_overhead_us = 0;  // fixed cost of one GEMM
+  double conv_efficiency = 0;   // cuDNN convolutions, as implicit GEMMs
+  double conv_overhead_us = 0;
+  double attention_efficiency = 0;  // fused attention forward; backward does 2.5x its FLOPs
+  double attention_overhead_us = 0;
+  double memory_efficiency = 0;  // achieved / datasheet bandwidth of memory-bound kernels
+  double memory_kernel_us = 0;   // fixed cost of one memory-bound kernel
+  double kernel_gap_us = 0;      // GPU time between two kernels queued back to back
+  double launch_us = 0;          // host cost of one launch from C++ (DDP's reducer, NCCL)
+  const char* gemm_source = "";  // where the GEMM figures came from
+};
+
+// The priors for `model` (datasheet peaks from the topology, efficiencies measured on H200;
+// work_model.cpp says where each comes from).
+GpuCompute gpu_compute_priors(const topo::GpuModel& model);
+
+// A GEMM fit from a calibration (cuBLAS sweep) for one dtype replaces the GEMM prior.
+void apply_gemm_fit(GpuCompute& gpu, double efficiency, double overhead_us, const char* source);
+
+// The settings an op's work is wanted at, as factors of the settings it was recorded at.
+struct WorkScale {
+  double batch = 1;                   // batch / recorded batch
+  double seq = 1;                     // seq / recorded seq (1 for models without a sequence)
+  std::optional<Precision> from, to;  // a precision change, when they differ
+};
+
+// The op at other settings: the dimension that grows with batch (seq) is multiplied by the
+// factor; memory bytes by batch^scale_batch * seq^scale_seq; attention's batch and sequences.
+// A change from bf16 to fp32 runs GEMMs in fp32 (PyTorch's default: no TF32 for matmul),
+// convolutions in TF32 (cuDNN's default), and doubles the bytes of memory-bound kernels; back
+// from fp32 to bf16 the reverse. That last part is a coarse stand-in: autocast's casts and
+// which tensors stay fp32 are not modelled.
+Op scaled(const Op& op, const WorkScale& scale);
+
+// Seconds-free: the op's GPU time in microseconds on `gpu`; `backward` marks ops of the backward
+// pass (fused attention's backward recomputes and does 2.5x the forward FLOPs).
+double op_time_us(const Op& op, bool backward, const GpuCompute& gpu);
+
+}  // namespace cs::workload
