@@ -30,6 +30,7 @@ import statistics
 import sys
 import tempfile
 import time
+import weakref
 
 import torch
 import torch.nn as nn
@@ -212,7 +213,14 @@ class Recorder:
 
     def param_of(self, tensor):
         key = id(tensor)
-        return self.param_names.get(key) or self.derived.get(key)
+        if key in self.param_names:
+            return self.param_names[key]
+        # Python reuses the id of a freed tensor: a link counts only while its tensor lives.
+        link = self.derived.get(key)
+        return link[1] if link and link[0]() is tensor else None
+
+    def link(self, out, source):
+        self.derived[id(out)] = (weakref.ref(out), source)
 
     def note(self, func, args, kwargs, out):
         name = func._schema.name.split("::")[-1]
@@ -220,11 +228,11 @@ class Recorder:
         if name == "_to_copy" and isinstance(out, torch.Tensor):
             source = self.param_of(args[0])
             if source:
-                self.derived[id(out)] = source
+                self.link(out, source)
         if name in ("t", "transpose", "permute") and isinstance(out, torch.Tensor):
             source = self.param_of(args[0])
             if source:
-                self.derived[id(out)] = source
+                self.link(out, source)
         weight = work.pop("_weight_arg", None)
         if weight is not None:
             pname = self.param_of(weight)
@@ -456,12 +464,25 @@ def plain_steps(spec, precision, optimizer_name, batch, seq, count, warmup):
     optimizer = make_optimizer(optimizer_name, model)
     host = tuple(t.pin_memory() for t in spec.make_batch(batch, seq))
 
+    calls = collections.defaultdict(list)  # when each phase's call returned, from step start
+
     def step():
+        t0 = time.perf_counter()
         gpu = tuple(t.cuda(non_blocking=True) for t in host)
-        train_step(spec, model, optimizer, gpu, precision)
+        with autocast(precision):
+            loss = spec.loss(model, gpu)
+        t1 = time.perf_counter()
+        loss.backward()
+        t2 = time.perf_counter()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        t3 = time.perf_counter()
+        for phase, t in (("forward", t1), ("backward", t2), ("optimizer", t3)):
+            calls[phase].append((t - t0) * 1e3)
 
     torch.cuda.reset_peak_memory_stats()
     times = timed_steps(step, count, warmup)
+    returns = {k: statistics.median(v[warmup:]) for k, v in calls.items()}
     peak = torch.cuda.max_memory_allocated()
     reserved = torch.cuda.max_memory_reserved()
     # What the GPU holds beyond PyTorch's caching allocator: the CUDA context, cuBLAS/cuDNN
@@ -470,7 +491,7 @@ def plain_steps(spec, precision, optimizer_name, batch, seq, count, warmup):
     outside = total - free - torch.cuda.memory_reserved()
     del model, optimizer
     torch.cuda.empty_cache()
-    return times, peak, reserved, outside
+    return times, peak, reserved, outside, returns
 
 
 def layers_of(model):
@@ -524,7 +545,7 @@ def main():
     # Timings first, each on a fresh model: a profiler leaves CUPTI attached to the process, which
     # slows every later launch, so nothing is timed after it.
     # 1. Timed steps without DDP, and with DDP on one rank (NCCL, default bucket cap).
-    times, peak, reserved, outside = plain_steps(spec, precision, optimizer_name, batch, seq, args.steps, 5)
+    times, peak, reserved, outside, returns = plain_steps(spec, precision, optimizer_name, batch, seq, args.steps, 5)
     ddp_times, ddp_peak, buckets = ddp_steps(spec, precision, optimizer_name, batch, seq, 25,
                                              args.steps, 5)
     # 2. Host time of each phase.
@@ -584,6 +605,10 @@ def main():
         "peak_allocated_bytes": {"plain": peak, "ddp": ddp_peak},
         "peak_reserved_bytes": reserved,
         "outside_allocator_bytes": outside,
+        # In the timed plain steps, when each phase's call returned (ms from the step's start):
+        # the host's own time where the GPU never held it back (a launch queue that filled, a
+        # synchronizing op), else later.
+        "phase_returns_ms": returns,
         "ddp_buckets": buckets,
         "export_seconds": time.time() - started,
     }
