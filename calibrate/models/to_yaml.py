@@ -133,6 +133,8 @@ def op_entry(op, half_batch, half_seq, has_seq, layer_params):
         eb = exponent(byt, half_batch.get("bytes", 0)) if half_batch else 1.0
         es = (exponent(byt, half_seq.get("bytes", 0)) if half_seq else 1.0) if has_seq else 0.0
         entry = {"op": "memory", "bytes": byt, "scale": [eb, es]}
+        if access(w.get("aten", "")) != "elementwise":
+            entry["access"] = access(w.get("aten", ""))
     entry["kernels"] = kernels
     return entry
 
@@ -148,6 +150,18 @@ def expand_multi(op):
     if parts:
         parts[0]["kernels"] = op["kernels"]  # the kernels are counted once, on the first part
     return parts
+
+
+REDUCTIONS = ("norm", "softmax", "sum", "mean", "pool", "nll_loss", "embedding_dense_backward",
+              "var", "std", "amax", "max", "min", "cumsum")
+
+
+def access(aten):
+    """How an op walks memory (models/README.md): BatchNorm reduces across the batch and the
+    spatial axes of NCHW tensors; the rest of REDUCTIONS over the contiguous axis."""
+    if "batch_norm" in aten:
+        return "strided_reduction"
+    return "reduction" if any(r in aten for r in REDUCTIONS) else "elementwise"
 
 
 def flow(items):

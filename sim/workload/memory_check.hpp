@@ -23,7 +23,7 @@ struct MemoryEstimate {
 };
 
 // Held outside PyTorch's allocator (CUDA context, cuBLAS/cuDNN workspaces and handles): the
-// median of what calibrate/models/export.py read on H200 and H100 (outside_allocator_bytes).
+// what calibrate/models/export.py read on H100 (outside_allocator_bytes).
 double outside_allocator_prior_bytes();
 
 MemoryEstimate estimate_memory(const Model& model, const StepOptions& options,

@@ -53,6 +53,22 @@ struct TensorSpec {
 // Which dimension of a gemm/conv is proportional to the per-GPU batch or to the sequence length.
 enum class Dim { none, m, n, k, batch };
 enum class OpKind { gemm, conv, attention, memory };
+// How a memory-bound op walks its bytes: elementwise (each element read and written once, in
+// order); a reduction over the contiguous axis (LayerNorm, softmax, sums, losses); a strided
+// reduction across the batch and spatial axes (BatchNorm on NCHW tensors: per channel, over
+// elements a channel-plane apart). Each reaches its own share of the memory bandwidth.
+enum class Access { elementwise, reduction, strided_reduction };
+inline const char* to_string(Access a) {
+  switch (a) {
+    case Access::elementwise:
+      return "elementwise";
+    case Access::reduction:
+      return "reduction";
+    case Access::strided_reduction:
+      return "strided_reduction";
+  }
+  return "?";
+}
 
 inline const char* to_string(Dim d) {
   switch (d) {
@@ -92,6 +108,7 @@ struct Op {
   double heads = 0, seq_q = 0, seq_kv = 0, head_dim = 0;  // attention
   bool causal = false;                                    // attention
   double bytes = 0, scale_batch = 1, scale_seq = 0;       // memory
+  Access access = Access::elementwise;                    // memory
   int kernels = 1;
 
   // Arithmetic of the op. gemm/conv: 2*m*n*k*batch. attention, forward convention: QK^T and PV

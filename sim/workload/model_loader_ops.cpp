@@ -10,7 +10,7 @@ namespace {
 constexpr const char* kGemmKeys = "m, n, k, batch, dtype, grows, weight, kernels";
 constexpr const char* kAttentionKeys =
     "batch, heads, seq_q, seq_kv, head_dim, causal, dtype, kernels";
-constexpr const char* kMemoryKeys = "bytes, kernels, scale";
+constexpr const char* kMemoryKeys = "bytes, kernels, scale, access";
 
 Dtype op_dtype(const Fields& f) {
   return choice(f, "dtype", "dtype", {Dtype::fp32, Dtype::tf32, Dtype::bf16, Dtype::fp16});
@@ -60,15 +60,15 @@ Op parse_op(const YAML::Node& node, const SourceLoc& where, const std::string& l
             const ModelContext& ctx, const std::vector<TensorSpec>& params) {
   const Fields f(node, "op entry", list_key, ctx.file, where,
                  {"op", "m", "n", "k", "batch", "dtype", "grows", "weight", "heads", "seq_q",
-                  "seq_kv", "head_dim", "causal", "bytes", "scale", "kernels"});
+                  "seq_kv", "head_dim", "causal", "bytes", "scale", "access", "kernels"});
   Op op;
   op.kind = choice(f, "op", "op", {OpKind::gemm, OpKind::conv, OpKind::attention, OpKind::memory});
   const std::string context = std::string(to_string(op.kind)) + " ops";
   switch (op.kind) {
     case OpKind::gemm:
     case OpKind::conv:
-      f.forbid({"heads", "seq_q", "seq_kv", "head_dim", "causal", "bytes", "scale"}, context,
-               kGemmKeys);
+      f.forbid({"heads", "seq_q", "seq_kv", "head_dim", "causal", "bytes", "scale", "access"},
+               context, kGemmKeys);
       op.m = number(f, "m", Least::above_zero);
       op.n = number(f, "n", Least::above_zero);
       op.k = number(f, "k", Least::above_zero);
@@ -78,7 +78,8 @@ Op parse_op(const YAML::Node& node, const SourceLoc& where, const std::string& l
       if (f.has("weight")) check_weight(f, op, params);
       break;
     case OpKind::attention:
-      f.forbid({"m", "n", "k", "grows", "weight", "bytes", "scale"}, context, kAttentionKeys);
+      f.forbid({"m", "n", "k", "grows", "weight", "bytes", "scale", "access"}, context,
+               kAttentionKeys);
       op.batch = number(f, "batch", Least::one);
       op.heads = number(f, "heads", Least::one);
       op.seq_q = number(f, "seq_q", Least::one);
@@ -96,6 +97,10 @@ Op parse_op(const YAML::Node& node, const SourceLoc& where, const std::string& l
       const Scale scale = parse_scale(f, "scale", ctx);
       op.scale_batch = scale.batch;
       op.scale_seq = scale.seq;
+      if (f.has("access")) {
+        op.access = choice(f, "access", "access pattern",
+                           {Access::elementwise, Access::reduction, Access::strided_reduction});
+      }
       break;
     }
   }

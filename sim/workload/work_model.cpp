@@ -13,16 +13,31 @@ namespace {
 // Efficiencies and fixed costs fitted by calibrate/models/fit_work.py to every op that
 // calibrate/models/export.py timed on one H200 (calibrate/data/h200x1-models, the six shipped
 // models at their default settings, bf16 autocast): time = overhead + work / (efficiency x peak),
-// relative least squares per op class. The H100 is predicted with the same efficiencies and its
+// least squares weighted by 1 / time per op class. The reductions' efficiency above 1 says the
+// exporter's bytes (every operand read whole, every output written) overstate their traffic
+// (broadcast operands, statistics re-read from L2): for them the fixed cost carries the fit. The H100 is predicted with the same efficiencies and its
 // own datasheet peaks (README: "another GPU model").
-constexpr double kGemmEfficiency = 0.779;
-constexpr double kGemmOverheadUs = 3.897;
-constexpr double kConvEfficiency = 0.603;
-constexpr double kConvOverheadUs = 34.50;
-constexpr double kAttentionEfficiency = 0.383;
-constexpr double kAttentionOverheadUs = 76.11;
-constexpr double kMemoryEfficiency = 1.396;
-constexpr double kMemoryKernelUs = 1.611;
+constexpr double kGemmEfficiency = 0.800;
+constexpr double kGemmOverheadUs = 5.271;
+// GEMMs with a dimension that is not a multiple of 16 bytes (8 bf16 elements) miss cuBLAS's
+// tensor-core kernels: GPT-2's LM head (vocabulary 50257) runs at 95-146 TFLOP/s on H200.
+constexpr double kMisalignedEfficiency = 0.152;
+constexpr double kMisalignedOverheadUs = 1.177;
+constexpr double kConvEfficiency = 0.597;
+constexpr double kConvOverheadUs = 43.13;
+constexpr double kAttentionEfficiency = 0.366;
+constexpr double kAttentionOverheadUs = 75.58;
+constexpr double kMemoryEfficiency = 0.817;
+constexpr double kMemoryKernelUs = 1.986;
+// Reductions are not bound by HBM: fitted on H100 as well (calibrate/data/h100x1-models), their
+// rates in bytes/s agree with H200's (contiguous 18.7 against 17.7 TB/s of the exporter's bytes,
+// strided 0.658 against 0.633) while elementwise ops follow the HBM bandwidth (3.92 against 2.90
+// TB/s). So reductions take an absolute rate, the H200 fit, on every GPU: the SMs (132 on both)
+// set it. A GPU with other SMs would need its own fit.
+constexpr double kReductionBps = 3.898 * 4.8e12;
+constexpr double kReductionKernelUs = 11.87;
+constexpr double kStridedBps = 0.137 * 4.8e12;
+constexpr double kStridedKernelUs = 8.156;
 // The GPU's own time between two kernels queued back to back on a stream (the front end fetching
 // and starting the next grid, the previous one's tail): the median over the GPU-bound shipped
 // models on H200 of (measured plain step - simulated step without it) / kernels: 1.09-2.52 us
@@ -50,6 +65,12 @@ double& dim_of(Op& op, Dim dim) {
   }
   CS_ASSERT(false, "dim_of(Dim::none)");
   return op.m;
+}
+
+bool tensor_core_aligned(const Op& op) {
+  const double per = 16.0 / dtype_bytes(op.dtype);
+  auto multiple = [per](double d) { return std::fmod(d, per) == 0.0; };
+  return multiple(op.m) && multiple(op.n) && multiple(op.k);
 }
 
 double peak_of(const GpuCompute& gpu, Dtype dtype) {
@@ -80,12 +101,18 @@ GpuCompute gpu_compute_priors(const topo::GpuModel& model) {
   gpu.memory_Bps = model.memory_bandwidth_Bps;
   gpu.gemm_efficiency = kGemmEfficiency;
   gpu.gemm_overhead_us = kGemmOverheadUs;
+  gpu.misaligned_efficiency = kMisalignedEfficiency;
+  gpu.misaligned_overhead_us = kMisalignedOverheadUs;
   gpu.conv_efficiency = kConvEfficiency;
   gpu.conv_overhead_us = kConvOverheadUs;
   gpu.attention_efficiency = kAttentionEfficiency;
   gpu.attention_overhead_us = kAttentionOverheadUs;
   gpu.memory_efficiency = kMemoryEfficiency;
   gpu.memory_kernel_us = kMemoryKernelUs;
+  gpu.reduction_Bps = kReductionBps;
+  gpu.reduction_kernel_us = kReductionKernelUs;
+  gpu.strided_Bps = kStridedBps;
+  gpu.strided_kernel_us = kStridedKernelUs;
   gpu.kernel_gap_us = kKernelGapUs;
   gpu.launch_us = kLaunchUs;
   gpu.gemm_source = "prior (fitted to the H200 exports)";
@@ -131,6 +158,10 @@ Op scaled(const Op& op, const WorkScale& scale) {
 double op_time_us(const Op& op, bool backward, const GpuCompute& gpu) {
   switch (op.kind) {
     case OpKind::gemm:
+      if (!tensor_core_aligned(op)) {
+        return gpu.misaligned_overhead_us +
+               op.flops() / (gpu.misaligned_efficiency * peak_of(gpu, op.dtype)) * 1e6;
+      }
       return gpu.gemm_overhead_us +
              op.flops() / (gpu.gemm_efficiency * peak_of(gpu, op.dtype)) * 1e6;
     case OpKind::conv:
@@ -141,9 +172,18 @@ double op_time_us(const Op& op, bool backward, const GpuCompute& gpu) {
       return gpu.attention_overhead_us +
              work / (gpu.attention_efficiency * peak_of(gpu, op.dtype)) * 1e6;
     }
-    case OpKind::memory:
-      return op.kernels * gpu.memory_kernel_us +
-             op.bytes / (gpu.memory_efficiency * gpu.memory_Bps) * 1e6;
+    case OpKind::memory: {
+      double fixed = gpu.memory_kernel_us;
+      double rate = gpu.memory_efficiency * gpu.memory_Bps;
+      if (op.access == Access::reduction) {
+        fixed = gpu.reduction_kernel_us;
+        rate = gpu.reduction_Bps;
+      } else if (op.access == Access::strided_reduction) {
+        fixed = gpu.strided_kernel_us;
+        rate = gpu.strided_Bps;
+      }
+      return op.kernels * fixed + op.bytes / rate * 1e6;
+    }
   }
   return 0;
 }

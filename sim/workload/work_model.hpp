@@ -21,12 +21,21 @@ struct GpuCompute {
   double memory_Bps = 0;        // datasheet HBM bandwidth
   double gemm_efficiency = 0;   // asymptotic achieved / peak of a cuBLAS GEMM
   double gemm_overhead_us = 0;  // fixed cost of one GEMM
+  double misaligned_efficiency = 0;  // a GEMM with a dimension not a multiple of 16 bytes
+  double misaligned_overhead_us = 0;
   double conv_efficiency = 0;   // cuDNN convolutions, as implicit GEMMs
   double conv_overhead_us = 0;
   double attention_efficiency = 0;  // fused attention forward; backward does 2.5x its FLOPs
   double attention_overhead_us = 0;
-  double memory_efficiency = 0;  // achieved / datasheet bandwidth of memory-bound kernels
-  double memory_kernel_us = 0;   // fixed cost of one memory-bound kernel
+  // Memory-bound kernels by access pattern (Access), each with a fixed cost per kernel:
+  // elementwise ones at an efficiency of the HBM bandwidth, reductions at rates of their own
+  // (they are bound by the SMs, not by HBM; work_model.cpp).
+  double memory_efficiency = 0;
+  double memory_kernel_us = 0;
+  double reduction_Bps = 0;  // over the contiguous axis
+  double reduction_kernel_us = 0;
+  double strided_Bps = 0;  // across batch and spatial axes (BatchNorm, NCHW)
+  double strided_kernel_us = 0;
   double kernel_gap_us = 0;      // GPU time between two kernels queued back to back
   double launch_us = 0;          // host cost of one launch from C++ (DDP's reducer, NCCL)
   const char* gemm_source = "";  // where the GEMM figures came from
