@@ -26,6 +26,9 @@ PEAKS = {  # NVIDIA datasheets, dense: FLOP/s per dtype and HBM bytes/s
 }
 
 
+SHIPPED = ("resnet50", "gpt2", "gpt2-medium", "gpt2-xl", "bert-large", "llama-1b")
+
+
 def flops(w, backward):
     if w["kind"] in ("gemm", "conv"):
         return 2.0 * w["m"] * w["n"] * w["k"] * w["batch"]
@@ -74,7 +77,7 @@ def main():
     outside = []
     for path in sorted(glob.glob(os.path.join(args.folder, "*.json"))):
         name = os.path.basename(path)[:-5]
-        if "-b" in name or "-fp32" in name:  # variants: not training data
+        if name not in SHIPPED:  # tagged runs (other settings, reruns): not training data
             continue
         raw = json.load(open(path))
         kernels = {"forward": 0, "backward": 0, "optimizer": 0}

@@ -22,7 +22,8 @@ if [ "$mode" = smoke ]; then
 else
   variants=("gpt2 --batch 2 --tag=-b2" "resnet50 --batch 32 --tag=-b32"
             "resnet50 --precision fp32 --batch 64 --tag=-fp32-b64"
-            "gpt2 --precision fp32 --batch 4 --tag=-fp32-b4" "bert-large --batch 4 --tag=-b4")
+            "gpt2 --precision fp32 --batch 4 --tag=-fp32-b4" "bert-large --batch 4 --tag=-b4"
+            "bert-large --tag=-rerun" "llama-1b --batch 2 --tag=-b2")
   if [ "$mode" = variants ]; then
     configs=("${variants[@]}")
   else
