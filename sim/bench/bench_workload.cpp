@@ -14,8 +14,8 @@ namespace {
 
 using namespace cs;
 
-const char* const kModels[] = {"resnet50", "gpt2", "gpt2-medium", "bert-large", "llama-1b",
-                               "gpt2-xl"};
+const char* const kModels[] = {"resnet50",   "gpt2",     "gpt2-medium",
+                               "bert-large", "llama-1b", "gpt2-xl"};
 
 std::string model_path(std::int64_t index) {
   return std::string(CLUSTERSIM_SOURCE_DIR) + "/models/" + kModels[index] + ".yaml";

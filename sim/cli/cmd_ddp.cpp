@@ -72,13 +72,16 @@ workload::StepOptions options_of(const DdpArgs& a, const workload::Model& model)
   }
   if (!a.precision.empty()) {
     if (a.precision != "bf16" && a.precision != "fp32")
-      throw InputError("key 'precision': unknown precision '" + a.precision + "'; valid: bf16, fp32");
+      throw InputError("key 'precision': unknown precision '" + a.precision +
+                       "'; valid: bf16, fp32");
     o.precision = a.precision == "bf16" ? workload::Precision::bf16 : workload::Precision::fp32;
   }
   if (!a.optimizer.empty()) {
     if (a.optimizer != "sgd" && a.optimizer != "adamw")
-      throw InputError("key 'optimizer': unknown optimizer '" + a.optimizer + "'; valid: sgd, adamw");
-    o.optimizer = a.optimizer == "sgd" ? workload::OptimizerKind::sgd : workload::OptimizerKind::adamw;
+      throw InputError("key 'optimizer': unknown optimizer '" + a.optimizer +
+                       "'; valid: sgd, adamw");
+    o.optimizer =
+        a.optimizer == "sgd" ? workload::OptimizerKind::sgd : workload::OptimizerKind::adamw;
   }
   if (!(a.bucket_cap_mb > 0)) throw InputError("key 'bucket-cap-mb': must be above 0");
   o.bucket_cap_mb = a.bucket_cap_mb;
@@ -87,16 +90,16 @@ workload::StepOptions options_of(const DdpArgs& a, const workload::Model& model)
   if (a.pageable) o.input_pinned = false;
   if (a.compute != "measured" && a.compute != "work")
     throw InputError("key 'compute': unknown source '" + a.compute + "'; valid: measured, work");
-  o.compute = a.compute == "work" ? workload::ComputeSource::work : workload::ComputeSource::measured;
+  o.compute =
+      a.compute == "work" ? workload::ComputeSource::work : workload::ComputeSource::measured;
   o.measurement = a.measurement;
   return o;
 }
 
 void run_ddp(const DdpArgs& a) {
-  refuse_outputs_over_inputs({{"--trace", a.trace}},
-                             {{"--topology file", a.topology},
-                              {"--model file", a.model},
-                              {"--calibration file", a.calibration}});
+  refuse_outputs_over_inputs({{"--trace", a.trace}}, {{"--topology file", a.topology},
+                                                      {"--model file", a.model},
+                                                      {"--calibration file", a.calibration}});
   topo::Cluster cluster = topo::load_cluster(a.topology);
   const workload::Model model = workload::load_model_file(a.model);
   const std::vector<int> ranks = parse_ranks(a.ranks, static_cast<int>(cluster.ranks.size()));
@@ -121,7 +124,8 @@ void run_ddp(const DdpArgs& a) {
     }
   }
   const topo::GpuModel& gpu = cluster.gpu_models[static_cast<std::size_t>(node.gpu_model)];
-  const workload::MemoryEstimate memory = workload::estimate_memory(model, options, gpu.memory_bytes);
+  const workload::MemoryEstimate memory =
+      workload::estimate_memory(model, options, gpu.memory_bytes);
   if (!memory.fits()) {
     const int largest = workload::largest_fitting_batch(model, options, gpu.memory_bytes);
     throw InputError(model.file + ": key 'batch': " + model.name + " at batch " +
@@ -132,8 +136,9 @@ void run_ddp(const DdpArgs& a) {
   }
   const topo::ClusterGraph graph(cluster);
   const double input_bytes = options.batch * model.settings.input_bytes_per_sample;
-  const workload::StepPlan plan = workload::plan_step(
-      model, options, gpu, compute, input_copy_us(graph, gpu_node, input_bytes, options.input_pinned));
+  const workload::StepPlan plan =
+      workload::plan_step(model, options, gpu, compute,
+                          input_copy_us(graph, gpu_node, input_bytes, options.input_pinned));
   const workload::StepResult result = workload::simulate_step(plan);
 
   DdpReport report{model, cluster, gpu, options, plan, result, memory, compute};

@@ -62,8 +62,8 @@ std::string ddp_text(const DdpReport& r) {
                 "# memory: %.1f GiB of %.1f GiB (params %.2f, grads %.2f, optimizer %.2f, "
                 "buckets %.2f, activations %.2f, outside PyTorch %.2f)\n",
                 r.memory.total / kGiB, r.memory.capacity / kGiB, r.memory.params / kGiB,
-                r.memory.grads / kGiB, r.memory.optimizer_state / kGiB,
-                r.memory.ddp_buckets / kGiB, r.memory.activations / kGiB, r.memory.outside / kGiB);
+                r.memory.grads / kGiB, r.memory.optimizer_state / kGiB, r.memory.ddp_buckets / kGiB,
+                r.memory.activations / kGiB, r.memory.outside / kGiB);
   out << line;
   std::snprintf(line, sizeof line, "step                     %10.3f ms   %10.1f samples/s\n",
                 b.step_us / 1e3, samples_per_s(r));
@@ -127,8 +127,8 @@ std::string ddp_csv(const DdpReport& r) {
   std::ostringstream head;
   std::ostringstream row;
   head << "model,topology,gpu,batch,seq,precision,optimizer,ddp,step_ms,samples_per_s";
-  row << r.model.name << "," << r.cluster.name << "," << r.gpu.name << "," << r.options.batch
-      << "," << (r.options.seq ? std::to_string(*r.options.seq) : "") << ","
+  row << r.model.name << "," << r.cluster.name << "," << r.gpu.name << "," << r.options.batch << ","
+      << (r.options.seq ? std::to_string(*r.options.seq) : "") << ","
       << workload::to_string(r.options.precision) << "," << workload::to_string(r.options.optimizer)
       << "," << (r.options.ddp ? "true" : "false");
   char num[64];
@@ -149,14 +149,19 @@ std::string ddp_trace_json(const DdpReport& r) {
   nlohmann::json events = nlohmann::json::array();
   const workload::Lane lanes[] = {workload::Lane::host, workload::Lane::compute,
                                   workload::Lane::nccl};
-  events.push_back({{"ph", "M"}, {"pid", 0}, {"name", "process_name"},
+  events.push_back({{"ph", "M"},
+                    {"pid", 0},
+                    {"name", "process_name"},
                     {"args", {{"name", "rank 0 (" + r.gpu.name + ")"}}}});
   for (const workload::Lane lane : lanes) {
     const int tid = static_cast<int>(lane);
     const std::string name = lane == workload::Lane::host      ? "host thread"
                              : lane == workload::Lane::compute ? "compute stream"
                                                                : "NCCL stream";
-    events.push_back({{"ph", "M"}, {"pid", 0}, {"tid", tid}, {"name", "thread_name"},
+    events.push_back({{"ph", "M"},
+                      {"pid", 0},
+                      {"tid", tid},
+                      {"name", "thread_name"},
                       {"args", {{"name", name}}}});
   }
   for (const workload::Span& s : r.result.spans) {

@@ -14,7 +14,7 @@ std::vector<Bucket> assign_buckets(const std::vector<GradTensor>& order, double 
                                    double first_cap_bytes) {
   std::vector<Bucket> closed;
   std::map<Dtype, Bucket> open;
-  std::vector<Dtype> opened;  // dtypes in the order their current bucket was opened
+  std::vector<Dtype> opened;       // dtypes in the order their current bucket was opened
   std::map<Dtype, int> closed_of;  // each dtype walks the limits on its own, as in PyTorch
   for (const GradTensor& g : order) {
     auto [it, fresh] = open.try_emplace(g.dtype);

@@ -9,7 +9,9 @@ namespace cs::workload {
 
 // calibrate/data/h100x1-models: 804,061,184 bytes with every shipped model (total - free -
 // reserved after the timed steps); the H200 run predates the field.
-double outside_allocator_prior_bytes() { return 804061184.0; }
+double outside_allocator_prior_bytes() {
+  return 804061184.0;
+}
 
 MemoryEstimate estimate_memory(const Model& model, const StepOptions& options,
                                double capacity_bytes) {
@@ -45,8 +47,8 @@ MemoryEstimate estimate_memory(const Model& model, const StepOptions& options,
   double below = e.activations;
   double produced = 0;
   for (std::size_t i = acts.size(); i-- > 0;) {
-    e.peak_backward = std::max(e.peak_backward, persistent + below + (grads_in_buckets ? 0 : produced) +
-                                                    grads[i]);
+    e.peak_backward = std::max(e.peak_backward,
+                               persistent + below + (grads_in_buckets ? 0 : produced) + grads[i]);
     below -= acts[i];
     produced += grads[i];
   }

@@ -13,12 +13,12 @@ struct MemoryEstimate {
   double grads = 0;
   double optimizer_state = 0;
   double ddp_buckets = 0;
-  double activations = 0;   // saved for backward, at the step's batch and sequence
-  double peak_backward = 0;  // persistent + the most of activations and gradients held at once
+  double activations = 0;     // saved for backward, at the step's batch and sequence
+  double peak_backward = 0;   // persistent + the most of activations and gradients held at once
   double peak_optimizer = 0;  // persistent + gradients + the optimizer's foreach temporaries
-  double outside = 0;        // CUDA context and library workspaces
-  double total = 0;          // the larger peak + outside
-  double capacity = 0;       // the GPU's memory
+  double outside = 0;         // CUDA context and library workspaces
+  double total = 0;           // the larger peak + outside
+  double capacity = 0;        // the GPU's memory
   bool fits() const { return total <= capacity; }
 };
 

@@ -147,15 +147,16 @@ const Measurement* pick_measurement(const Model& model, const StepOptions& optio
       if (m.id == options.measurement) return &m;
       ids += (ids.empty() ? "" : ", ") + m.id;
     }
-    throw InputError(model.file + ": no measurement '" + options.measurement + "' (it has: " +
-                     (ids.empty() ? "none" : ids) + ")");
+    throw InputError(model.file + ": no measurement '" + options.measurement +
+                     "' (it has: " + (ids.empty() ? "none" : ids) + ")");
   }
   const Measurement* best = nullptr;
   double best_score = 0;
   for (const Measurement& m : model.measurements) {
     if (m.precision != options.precision) continue;
     // Same GPU first, then the same optimizer, then the nearest batch (log distance).
-    const double score = (m.gpu == gpu ? 0.0 : 100.0) + (m.optimizer == options.optimizer ? 0 : 10) +
+    const double score = (m.gpu == gpu ? 0.0 : 100.0) +
+                         (m.optimizer == options.optimizer ? 0 : 10) +
                          std::abs(std::log(static_cast<double>(m.batch) / options.batch));
     if (best == nullptr || score < best_score) {
       best = &m;
@@ -173,18 +174,18 @@ StepPlan plan_step(const Model& model, const StepOptions& options, const topo::G
   plan.input_pinned = options.input_pinned;
 
   const RecordedAt& rec = model.recorded_at;
-  const WorkScale to_target = scale_between(model, rec.batch, rec.seq, rec.precision,
-                                            options.batch, options.seq, options.precision);
-  const Measurement* m =
-      options.compute == ComputeSource::measured ? pick_measurement(model, options, gpu_model.name)
-                                                 : nullptr;
+  const WorkScale to_target = scale_between(model, rec.batch, rec.seq, rec.precision, options.batch,
+                                            options.seq, options.precision);
+  const Measurement* m = options.compute == ComputeSource::measured
+                             ? pick_measurement(model, options, gpu_model.name)
+                             : nullptr;
   GpuCompute measured_gpu;
   WorkScale to_measured;
   if (m != nullptr) {
     plan.measurement = m->id;
     measured_gpu = m->gpu == gpu_model.name ? compute : gpu_compute_priors(datasheet_of(m->gpu));
-    to_measured = scale_between(model, rec.batch, rec.seq, rec.precision, m->batch, m->seq,
-                                m->precision);
+    to_measured =
+        scale_between(model, rec.batch, rec.seq, rec.precision, m->batch, m->seq, m->precision);
   }
 
   // Host cost per kernel: the measurement's phases over its kernels, else the priors.
@@ -276,7 +277,8 @@ StepPlan plan_step(const Model& model, const StepOptions& options, const topo::G
       plan.compute_note += "; " + std::to_string(work_layers) + " layers from work alone";
     }
   }
-  if (options.compute == ComputeSource::work) plan.compute_note = "from work alone (--compute work)";
+  if (options.compute == ComputeSource::work)
+    plan.compute_note = "from work alone (--compute work)";
   (void)scaled_layers;
 
   plan.kernel_gap_us = compute.kernel_gap_us;

@@ -60,8 +60,8 @@ struct StepPlan {
   std::vector<Bucket> buckets;     // empty without DDP
   // DDP on this GPU: a copy kernel per gradient into its bucket and back, unless buckets are
   // views; per bucket, the one-rank all-reduce (NCCL copies the buffer once on the GPU).
-  std::vector<double> copy_in_us;   // per parameter; empty without copies
-  std::vector<double> copy_out_us;  // per parameter; empty without copies
+  std::vector<double> copy_in_us;    // per parameter; empty without copies
+  std::vector<double> copy_out_us;   // per parameter; empty without copies
   std::vector<double> allreduce_us;  // per bucket
   double ddp_host_us_per_kernel = 0;
   // The GPU's own time between two queued kernels of a stream (GpuCompute::kernel_gap_us).

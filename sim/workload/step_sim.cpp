@@ -9,8 +9,12 @@
 namespace cs::workload {
 namespace {
 
-TimePs ps_of_us(double us) { return ps_from_seconds(us * 1e-6); }
-double us_of(TimePs t) { return us_from_ps(t); }
+TimePs ps_of_us(double us) {
+  return ps_from_seconds(us * 1e-6);
+}
+double us_of(TimePs t) {
+  return us_from_ps(t);
+}
 
 class Timeline {
  public:
@@ -34,8 +38,8 @@ class Timeline {
       const TimePs ready = j == 0 ? std::max(free, not_before) : free;
       const TimePs begin = std::max(ready, host_);
       if (lane == Lane::compute) {
-        const TimePs waited = j == 0 ? std::min(std::max<TimePs>(0, not_before - free), begin - free)
-                                     : 0;
+        const TimePs waited =
+            j == 0 ? std::min(std::max<TimePs>(0, not_before - free), begin - free) : 0;
         exposed_ += waited;
         host_idle_ += begin - free - waited;
       }
@@ -114,8 +118,8 @@ StepResult simulate_step(const StepPlan& plan) {
   // memory blocks the host until the driver has staged and copied it.
   if (plan.input_bytes > 0) {
     if (plan.input_pinned) {
-      t.run({"input copy (pinned)", plan.input_copy_us, 1, launch_us, {}}, Lane::compute, "input", 0,
-            b.input_copy_us);
+      t.run({"input copy (pinned)", plan.input_copy_us, 1, launch_us, {}}, Lane::compute, "input",
+            0, b.input_copy_us);
     } else {
       t.run_blocking("input copy (pageable)", plan.input_copy_us, launch_us);
       b.input_copy_us += plan.input_copy_us;
@@ -133,7 +137,8 @@ StepResult simulate_step(const StepPlan& plan) {
   std::vector<int> missing(plan.buckets.size());
   for (std::size_t k = 0; k < plan.buckets.size(); ++k) {
     missing[k] = static_cast<int>(plan.buckets[k].params.size());
-    for (int p : plan.buckets[k].params) bucket_of[static_cast<std::size_t>(p)] = static_cast<int>(k);
+    for (int p : plan.buckets[k].params)
+      bucket_of[static_cast<std::size_t>(p)] = static_cast<int>(k);
   }
   result.buckets.resize(plan.buckets.size());
   std::size_t next_bucket = 0;
@@ -146,8 +151,9 @@ StepResult simulate_step(const StepPlan& plan) {
       timing.tensors = static_cast<int>(bucket.params.size());
       const TimePs ready = t.compute();  // the event recorded on the compute stream
       const std::string name = "allreduce bucket " + std::to_string(next_bucket);
-      const TimePs end = t.run({name, plan.allreduce_us[next_bucket], 1, plan.ddp_host_us_per_kernel, {}},
-                               Lane::nccl, "allreduce", ready, b.communication_us);
+      const TimePs end =
+          t.run({name, plan.allreduce_us[next_bucket], 1, plan.ddp_host_us_per_kernel, {}},
+                Lane::nccl, "allreduce", ready, b.communication_us);
       timing.ready_us = us_of(ready);
       timing.end_us = us_of(end);
       timing.start_us = us_of(end) - plan.allreduce_us[next_bucket];

@@ -34,7 +34,7 @@ struct StepBreakdown {
   double backward_us = 0;
   double ddp_copies_us = 0;
   double optimizer_us = 0;
-  double communication_us = 0;         // NCCL stream busy (all-reduces), hidden or not
+  double communication_us = 0;          // NCCL stream busy (all-reduces), hidden or not
   double exposed_communication_us = 0;  // compute stream waiting on the NCCL stream
   double host_bound_idle_us = 0;        // compute stream waiting for the host's launches
   double host_busy_us = 0;              // the host thread's launch work

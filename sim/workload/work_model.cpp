@@ -15,8 +15,9 @@ namespace {
 // models at their default settings, bf16 autocast): time = overhead + work / (efficiency x peak),
 // least squares weighted by 1 / time per op class. The reductions' efficiency above 1 says the
 // exporter's bytes (every operand read whole, every output written) overstate their traffic
-// (broadcast operands, statistics re-read from L2): for them the fixed cost carries the fit. The H100 is predicted with the same efficiencies and its
-// own datasheet peaks (README: "another GPU model").
+// (broadcast operands, statistics re-read from L2): for them the fixed cost carries the fit. The
+// H100 is predicted with the same efficiencies and its own datasheet peaks (README: "another GPU
+// model").
 constexpr double kGemmEfficiency = 0.800;
 constexpr double kGemmOverheadUs = 5.271;
 // GEMMs with a dimension that is not a multiple of 16 bytes (8 bf16 elements) miss cuBLAS's

@@ -18,12 +18,12 @@ struct GpuCompute {
   double fp16_flops = 0;
   double tf32_flops = 0;
   double fp32_flops = 0;
-  double memory_Bps = 0;        // datasheet HBM bandwidth
-  double gemm_efficiency = 0;   // asymptotic achieved / peak of a cuBLAS GEMM
-  double gemm_overhead_us = 0;  // fixed cost of one GEMM
+  double memory_Bps = 0;             // datasheet HBM bandwidth
+  double gemm_efficiency = 0;        // asymptotic achieved / peak of a cuBLAS GEMM
+  double gemm_overhead_us = 0;       // fixed cost of one GEMM
   double misaligned_efficiency = 0;  // a GEMM with a dimension not a multiple of 16 bytes
   double misaligned_overhead_us = 0;
-  double conv_efficiency = 0;   // cuDNN convolutions, as implicit GEMMs
+  double conv_efficiency = 0;  // cuDNN convolutions, as implicit GEMMs
   double conv_overhead_us = 0;
   double attention_efficiency = 0;  // fused attention forward; backward does 2.5x its FLOPs
   double attention_overhead_us = 0;

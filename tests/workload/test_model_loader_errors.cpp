@@ -31,7 +31,8 @@ const std::vector<BadFile> kCorpus = {
      "seq, precision, optimizer, input_bytes_per_sample, input_pinned"},
     {"bad_unknown_op_key",
      "13: key 'hed_dim': unknown key in op entry; did you mean 'head_dim'? Valid keys: op, m, n, "
-     "k, batch, dtype, grows, weight, heads, seq_q, seq_kv, head_dim, causal, bytes, scale, access, "
+     "k, batch, dtype, grows, weight, heads, seq_q, seq_kv, head_dim, causal, bytes, scale, "
+     "access, "
      "kernels"},
     {"bad_key_not_for_op",
      "12: key 'heads': does not apply to gemm ops; they take: m, n, k, batch, dtype, grows, "
