@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Regenerates the golden outputs of `clustersim ddp` under tests/golden/ddp/ from a build. Run
+# after a change meant to alter them, then read `git diff tests/golden/ddp` before committing.
+# Usage: tests/golden/ddp/refresh.sh [path/to/clustersim]   (default: build/sim/clustersim)
+# The cases here and in tests/workload/test_ddp_cli.cpp must match.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../../.." && pwd)
+bin=${1:-$root/build/sim/clustersim}
+[ -x "$bin" ] || { echo "refresh.sh: no clustersim at $bin (build first or pass its path)" >&2; exit 2; }
+out=$root/tests/golden/ddp
+topo=$root/topologies
+models=$root/models
+
+"$bin" ddp --topology "$topo/dgx-h100.yaml" --model "$models/gpt2.yaml" > "$out/gpt2-dgx-h100.txt"
+"$bin" ddp --topology "$topo/dgx-h200.yaml" --model "$models/resnet50.yaml" --no-ddp --batch 64 --json > "$out/resnet50-h200-noddp-b64.json"
+"$bin" ddp --topology "$topo/dgx-h100.yaml" --model "$models/bert-large.yaml" --compute work --pageable --csv > "$out/bert-large-h100-work.csv"
+echo "refreshed $(ls "$out" | grep -v refresh.sh | tr '\n' ' ')"

@@ -1,0 +1,100 @@
+// End-to-end: `clustersim ddp` prints exactly its golden outputs (tests/golden/ddp/, refreshed by
+// tests/golden/ddp/refresh.sh, whose cases these are), writes a Chrome trace that parses, gives
+// the same bytes twice, and refuses a model that does not fit with one line.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "support/bad_input.hpp"
+#include "support/cli_run.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kRoot = fs::path(CLUSTERSIM_SOURCE_DIR);
+
+cs::test::CommandResult ddp(const std::string& args) {
+  return cs::test::run_command("'" + std::string(CLUSTERSIM_BINARY) + "' ddp " + args + " 2>&1");
+}
+
+std::string topo(const char* name) {
+  return "--topology '" + (kRoot / "topologies" / name).string() + "' ";
+}
+std::string model(const char* name) {
+  return "--model '" + (kRoot / "models" / name).string() + "' ";
+}
+
+}  // namespace
+
+TEST_CASE("clustersim ddp matches its golden outputs") {
+  struct Case {
+    const char* golden;
+    std::string args;
+  };
+  const Case cases[] = {
+      {"gpt2-dgx-h100.txt", topo("dgx-h100.yaml") + model("gpt2.yaml")},
+      {"resnet50-h200-noddp-b64.json",
+       topo("dgx-h200.yaml") + model("resnet50.yaml") + "--no-ddp --batch 64 --json"},
+      {"bert-large-h100-work.csv",
+       topo("dgx-h100.yaml") + model("bert-large.yaml") + "--compute work --pageable --csv"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.golden);
+    const cs::test::CommandResult r = ddp(c.args);
+    CHECK(r.status == 0);
+    CHECK(r.output == cs::test::read_text_file((kRoot / "tests/golden/ddp" / c.golden).string()));
+    CHECK(ddp(c.args).output == r.output);  // the same input, the same bytes
+  }
+}
+
+TEST_CASE("clustersim ddp --trace writes the host thread and both streams, ending at the step") {
+  const fs::path trace = fs::temp_directory_path() / ("cs-ddp-trace-" + std::to_string(getpid()));
+  const cs::test::CommandResult r = ddp(topo("dgx-h200.yaml") + model("gpt2.yaml") + "--json " +
+                                        "--trace '" + trace.string() + "'");
+  REQUIRE(r.status == 0);
+  const nlohmann::json out = nlohmann::json::parse(r.output);
+  const nlohmann::json t = nlohmann::json::parse(cs::test::read_text_file(trace.string()));
+  fs::remove(trace);
+  double last_end_us = 0;
+  int spans[3] = {0, 0, 0};
+  for (const auto& e : t["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    const int tid = e["tid"].get<int>();
+    REQUIRE(tid >= 0);
+    REQUIRE(tid < 3);
+    ++spans[tid];
+    last_end_us = std::max(last_end_us, e["ts"].get<double>() + e["dur"].get<double>());
+  }
+  CHECK(spans[0] > 0);                                         // host launches
+  CHECK(spans[1] > 0);                                         // compute stream
+  CHECK(spans[2] == static_cast<int>(out["buckets"].size()));  // one all-reduce per bucket
+  CHECK(last_end_us / 1e3 == doctest::Approx(out["step_ms"].get<double>()));
+}
+
+TEST_CASE("clustersim ddp refuses a batch that does not fit, naming the largest that does") {
+  // gpt2-xl's activations grow ~7.6 GB per sample at seq 1024: 512 samples cannot fit in 80 GB.
+  const cs::test::CommandResult r =
+      ddp(topo("dgx-h100.yaml") + model("gpt2-xl.yaml") + "--batch 512");
+  cs::test::check_bad_input(r, "gpt2-xl at batch 512 needs ");
+  CHECK(r.output.find("H100-SXM5-80GB has ") != std::string::npos);
+  CHECK(r.output.find("; the largest batch that fits is ") != std::string::npos);
+  CHECK(r.output.find("gpt2-xl.yaml: key 'batch'") != std::string::npos);
+}
+
+TEST_CASE("clustersim ddp: bad flags exit 2 with one line") {
+  const std::string base = topo("dgx-h100.yaml") + model("gpt2.yaml");
+  cs::test::check_bad_input(ddp(base + "--precision fp16"),
+                            "key 'precision': unknown precision 'fp16'; valid: bf16, fp32");
+  cs::test::check_bad_input(ddp(base + "--optimizer lamb"),
+                            "key 'optimizer': unknown optimizer 'lamb'; valid: sgd, adamw");
+  cs::test::check_bad_input(ddp(base + "--compute guess"),
+                            "key 'compute': unknown source 'guess'; valid: measured, work");
+  cs::test::check_bad_input(ddp(base + "--measurement a100"), "no measurement 'a100' (it has: ");
+  cs::test::check_bad_input(ddp(topo("dgx-h100.yaml") + model("resnet50.yaml") + "--seq 128"),
+                            "key 'seq': model 'resnet50' has no sequence length");
+  cs::test::check_bad_input(ddp(base + "-n 2"), "key 'ranks': DDP across 2 GPUs is not simulated");
+}
