@@ -26,6 +26,7 @@ PEAKS = {  # NVIDIA datasheets, dense: FLOP/s per dtype and HBM bytes/s
 }
 
 
+MEMORY = ("elementwise", "reduction", "strided_reduction")
 SHIPPED = ("resnet50", "gpt2", "gpt2-medium", "gpt2-xl", "bert-large", "llama-1b")
 
 
@@ -46,13 +47,15 @@ def aligned(w):
     return all(int(w[d]) % per == 0 for d in ("m", "n", "k"))
 
 
-def weighted_fit(rows):
-    """rows: (x1, x2, t) with t ~ a x1 + b x2; minimizes sum((a x1 + b x2 - t)^2 / t): between
-    a relative fit, which the many short ops steer, and a plain one, which the few long ones do;
-    a step's time is a sum, so long ops must come out right too."""
+def weighted_fit(rows, power):
+    """rows: (x1, x2, t) with t ~ a x1 + b x2; minimizes sum((a x1 + b x2 - t)^2 / t^power).
+    power 1 (GEMMs, attention, convolutions) sits between a relative fit, which the many short
+    ops steer, and a plain one; memory-bound ops take power 0, plain least squares: thousands of
+    them at a few microseconds each would otherwise set a rate that the long ones (the logits'
+    softmax, BatchNorm over a whole batch) miss by half, and a step's time is their sum."""
     s11 = s12 = s22 = r1 = r2 = 0.0
     for x1, x2, t in rows:
-        w = 1.0 / t
+        w = t ** -power
         s11 += w * x1 * x1
         s12 += w * x1 * x2
         s22 += w * x2 * x2
@@ -109,7 +112,7 @@ def main():
     for kind, rows in classes.items():
         if len(rows) < 2:
             continue
-        a, b, err = weighted_fit(rows)
+        a, b, err = weighted_fit(rows, 0 if kind in MEMORY else 1)
         print(f"{kind:17s} ops {len(rows):6d}  fixed {a:7.3f} us  efficiency {1e6 / b:6.3f}"
               f"  median |error| per op {100 * err:5.1f}%")
     for phase, values in host.items():

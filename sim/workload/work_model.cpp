@@ -13,9 +13,7 @@ namespace {
 // Efficiencies and fixed costs fitted by calibrate/models/fit_work.py to every op that
 // calibrate/models/export.py timed on one H200 (calibrate/data/h200x1-models, the six shipped
 // models at their default settings, bf16 autocast): time = overhead + work / (efficiency x peak),
-// least squares weighted by 1 / time per op class. The reductions' efficiency above 1 says the
-// exporter's bytes (every operand read whole, every output written) overstate their traffic
-// (broadcast operands, statistics re-read from L2): for them the fixed cost carries the fit. The
+// least squares weighted by 1 / time per op class. The
 // H100 is predicted with the same efficiencies and its own datasheet peaks (README: "another GPU
 // model").
 constexpr double kGemmEfficiency = 0.800;
@@ -28,17 +26,17 @@ constexpr double kConvEfficiency = 0.597;
 constexpr double kConvOverheadUs = 43.13;
 constexpr double kAttentionEfficiency = 0.366;
 constexpr double kAttentionOverheadUs = 75.58;
-constexpr double kMemoryEfficiency = 0.817;
-constexpr double kMemoryKernelUs = 1.986;
-// Reductions are not bound by HBM: fitted on H100 as well (calibrate/data/h100x1-models), their
-// rates in bytes/s agree with H200's (contiguous 18.7 against 17.7 TB/s of the exporter's bytes,
-// strided 0.658 against 0.633) while elementwise ops follow the HBM bandwidth (3.92 against 2.90
-// TB/s). So reductions take an absolute rate, the H200 fit, on every GPU: the SMs (132 on both)
-// set it. A GPU with other SMs would need its own fit.
-constexpr double kReductionBps = 3.898 * 4.8e12;
-constexpr double kReductionKernelUs = 11.87;
-constexpr double kStridedBps = 0.137 * 4.8e12;
-constexpr double kStridedKernelUs = 8.156;
+// Memory-bound ops by plain least squares (fit_work.py says why), per access pattern. Elementwise
+// ops and contiguous reductions follow the HBM bandwidth: fitted on H100 too, their efficiencies
+// agree with H200's (0.982 and 0.736 against 0.980 and 0.701). BatchNorm's strided reductions do
+// not: they run at one rate in bytes/s on both (0.496 against 0.509 TB/s), set by the SMs (132 on
+// both), so they take that absolute rate on every GPU; one with other SMs would need its own fit.
+constexpr double kMemoryEfficiency = 0.980;
+constexpr double kMemoryKernelUs = 8.795;
+constexpr double kReductionEfficiency = 0.701;
+constexpr double kReductionKernelUs = 6.439;
+constexpr double kStridedBps = 0.106 * 4.8e12;
+constexpr double kStridedKernelUs = 9.310;
 // The GPU's own time between two kernels queued back to back on a stream (the front end fetching
 // and starting the next grid, the previous one's tail): the median over the GPU-bound shipped
 // models on H200 of (measured plain step - simulated step without it) / kernels: 1.09-2.52 us
@@ -110,7 +108,7 @@ GpuCompute gpu_compute_priors(const topo::GpuModel& model) {
   gpu.attention_overhead_us = kAttentionOverheadUs;
   gpu.memory_efficiency = kMemoryEfficiency;
   gpu.memory_kernel_us = kMemoryKernelUs;
-  gpu.reduction_Bps = kReductionBps;
+  gpu.reduction_efficiency = kReductionEfficiency;
   gpu.reduction_kernel_us = kReductionKernelUs;
   gpu.strided_Bps = kStridedBps;
   gpu.strided_kernel_us = kStridedKernelUs;
@@ -178,7 +176,7 @@ double op_time_us(const Op& op, bool backward, const GpuCompute& gpu) {
       double rate = gpu.memory_efficiency * gpu.memory_Bps;
       if (op.access == Access::reduction) {
         fixed = gpu.reduction_kernel_us;
-        rate = gpu.reduction_Bps;
+        rate = gpu.reduction_efficiency * gpu.memory_Bps;
       } else if (op.access == Access::strided_reduction) {
         fixed = gpu.strided_kernel_us;
         rate = gpu.strided_Bps;

@@ -28,11 +28,11 @@ struct GpuCompute {
   double attention_efficiency = 0;  // fused attention forward; backward does 2.5x its FLOPs
   double attention_overhead_us = 0;
   // Memory-bound kernels by access pattern (Access), each with a fixed cost per kernel:
-  // elementwise ones at an efficiency of the HBM bandwidth, reductions at rates of their own
-  // (they are bound by the SMs, not by HBM; work_model.cpp).
+  // elementwise ones and contiguous reductions at an efficiency of the HBM bandwidth, strided
+  // reductions at a rate of their own (bound by the SMs, not by HBM; work_model.cpp).
   double memory_efficiency = 0;
   double memory_kernel_us = 0;
-  double reduction_Bps = 0;  // over the contiguous axis
+  double reduction_efficiency = 0;  // over the contiguous axis
   double reduction_kernel_us = 0;
   double strided_Bps = 0;  // across batch and spatial axes (BatchNorm, NCHW)
   double strided_kernel_us = 0;

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Predicted against measured training steps: every export.py run under the given folders,
+predicted by `clustersim ddp` three ways, plain step and DDP on one GPU.
+
+  python3 calibrate/models/compare.py [--bin build/sim/clustersim] DATA_FOLDER...
+
+  same GPU:  layer times measured on this GPU model at the model file's default settings, scaled
+             through the work model to the run's batch, sequence and precision;
+  other GPU: layer times measured on the other GPU model, carried over by the work model;
+  work:      no measured times at all: FLOPs, bytes and the fitted efficiencies.
+Prints a Markdown table and the median |error| of each column.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+
+TOPOLOGY = {"NVIDIA H200": ("topologies/dgx-h200.yaml", "h200", "h100"),
+            "NVIDIA H100 80GB HBM3": ("topologies/dgx-h100.yaml", "h100", "h200")}
+
+
+def predict(binary, topology, model, settings, ddp, extra):
+    cmd = [binary, "ddp", "--topology", topology, "--model", model, "--json",
+           "--batch", str(settings["batch"]), "--precision", settings["precision"],
+           "--optimizer", settings["optimizer"]] + extra
+    if settings.get("seq"):
+        cmd += ["--seq", str(settings["seq"])]
+    if not ddp:
+        cmd.append("--no-ddp")
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    if out.returncode != 0:
+        return None
+    return json.loads(out.stdout)["step_ms"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--bin", default="build/sim/clustersim")
+    parser.add_argument("folders", nargs="+")
+    args = parser.parse_args()
+    errors = {}
+    print("| model | GPU | batch | prec | step | measured ms | same GPU | other GPU | work |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for folder in args.folders:
+        for name in sorted(os.listdir(folder)):
+            if not name.endswith(".json"):
+                continue
+            raw = json.load(open(os.path.join(folder, name)))
+            if raw.get("format") != "clustersim-model-export/1":
+                continue
+            topology, same, other = TOPOLOGY[raw["gpu"]]
+            model = os.path.join("models", raw["model"] + ".yaml")
+            s = raw["settings"]
+            for ddp in (False, True):
+                measured = raw["step_ms_median"]["ddp" if ddp else "plain"]
+                cells = []
+                for column, extra in (("same GPU", ["--measurement", same]),
+                                      ("other GPU", ["--measurement", other]),
+                                      ("work", ["--compute", "work"])):
+                    p = predict(args.bin, topology, model, s, ddp, extra)
+                    if p is None:
+                        cells.append("-")
+                        continue
+                    e = 100 * (p / measured - 1)
+                    errors.setdefault(column, []).append(abs(e))
+                    cells.append(f"{p:.1f} ({e:+.1f}%)")
+                tag = name[:-5][len(raw["model"]):] or ""
+                print(f"| {raw['model']}{tag} | {same.upper()} | {s['batch']} | {s['precision']} |"
+                      f" {'DDP' if ddp else 'plain'} | {measured:.1f} | " + " | ".join(cells) + " |")
+    print()
+    for column, values in errors.items():
+        print(f"{column}: median |error| {statistics.median(values):.1f}% over {len(values)} steps,"
+              f" worst {max(values):.1f}%")
+
+
+if __name__ == "__main__":
+    main()
