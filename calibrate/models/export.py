@@ -185,6 +185,7 @@ class Recorder:
         self.tracker = ModuleTracker()
         self.ops = []
         self.saved = collections.defaultdict(int)  # layer -> bytes saved for backward
+        self.saved_storages = set()
         self.phase = "forward"
         self.annotate = annotate
         self.step = 0
@@ -244,13 +245,23 @@ class Recorder:
         self.ops.append({"phase": phase, "layer": self.layer(), "aten": name, "work": work})
 
     def pack(self, tensor):
-        self.saved[self.layer()] += nbytes(tensor)
+        # One storage saved by several ops (a convolution's output that BatchNorm saves, then an
+        # in-place ReLU's) is held once: count it at the first op that saves it.
+        try:
+            key = tensor.untyped_storage().data_ptr()
+        except (RuntimeError, NotImplementedError):
+            key = None
+        if key is None or key not in self.saved_storages:
+            if key is not None:
+                self.saved_storages.add(key)
+            self.saved[self.layer()] += tensor.untyped_storage().nbytes() if key else nbytes(tensor)
         return tensor
 
     @contextlib.contextmanager
     def recording(self):
         self.ops = []
         self.saved = collections.defaultdict(int)
+        self.saved_storages = set()
         self.derived = {}
         self.tracker.parents = OrderedParents.fromkeys(["Global"])
         with self.tracker, self.mode, torch.autograd.graph.saved_tensors_hooks(self.pack,
