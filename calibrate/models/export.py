@@ -191,8 +191,10 @@ class Recorder:
         self.step = 0
         self.param_names = {}
         self.derived = {}  # id(tensor) -> param name, through autocast casts
+        self.param_storages = set()
         for pname, p in model.named_parameters():
             self.param_names[id(p)] = pname
+            self.param_storages.add(p.untyped_storage().data_ptr())  # counted as parameters
 
         class Mode(TorchDispatchMode):
             def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -251,6 +253,8 @@ class Recorder:
             key = tensor.untyped_storage().data_ptr()
         except (RuntimeError, NotImplementedError):
             key = None
+        if key in self.param_storages:
+            return tensor
         if key is None or key not in self.saved_storages:
             if key is not None:
                 self.saved_storages.add(key)
