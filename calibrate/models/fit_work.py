@@ -72,6 +72,8 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("folder")
     parser.add_argument("--peaks", default="h200", choices=sorted(PEAKS))
+    parser.add_argument("--files", nargs="*", help="fit these exports (names without .json)"
+                        " instead of the shipped defaults")
     args = parser.parse_args()
     peaks = PEAKS[args.peaks]
     classes = {"gemm": [], "gemm-misaligned": [], "conv": [], "attention": [], "elementwise": [],
@@ -80,7 +82,7 @@ def main():
     outside = []
     for path in sorted(glob.glob(os.path.join(args.folder, "*.json"))):
         name = os.path.basename(path)[:-5]
-        if name not in SHIPPED:  # tagged runs (other settings, reruns): not training data
+        if name not in (args.files or SHIPPED):  # tagged runs: not training data unless asked
             continue
         raw = json.load(open(path))
         kernels = {"forward": 0, "backward": 0, "optimizer": 0}
@@ -112,7 +114,12 @@ def main():
     for kind, rows in classes.items():
         if len(rows) < 2:
             continue
-        a, b, err = weighted_fit(rows, 0 if kind in MEMORY else 1)
+        try:
+            a, b, err = weighted_fit(rows, 0 if kind in MEMORY else 1)
+        except ZeroDivisionError:  # one shape only: nothing to separate the two terms
+            continue
+        if b <= 0:
+            continue
         print(f"{kind:17s} ops {len(rows):6d}  fixed {a:7.3f} us  efficiency {1e6 / b:6.3f}"
               f"  median |error| per op {100 * err:5.1f}%")
     for phase, values in host.items():

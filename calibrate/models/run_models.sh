@@ -2,8 +2,9 @@
 # Exports every shipped model on this GPU (one process per configuration, as users run) and packs
 # the raw files into $OUT/<machine>-models.tar.gz.
 #
-#   calibrate/models/run_models.sh MACHINE [smoke|full|variants] [SECONDS]
-# variants: only the configurations at other batch sizes and precisions than the defaults.
+#   calibrate/models/run_models.sh MACHINE [smoke|full|defaults|variants] [SECONDS]
+# defaults: the shipped models at their default settings; variants: only the configurations at
+# other batch sizes and precisions.
 set -u
 machine=${1:?usage: run_models.sh MACHINE [smoke|full] [SECONDS]}
 mode=${2:-full}
@@ -24,10 +25,13 @@ else
             "resnet50 --precision fp32 --batch 64 --tag=-fp32-b64"
             "gpt2 --precision fp32 --batch 4 --tag=-fp32-b4" "bert-large --batch 4 --tag=-b4"
             "bert-large --tag=-rerun" "llama-1b --batch 2 --tag=-b2")
+  defaults=("gpt2" "resnet50" "bert-large" "gpt2-medium" "llama-1b" "gpt2-xl")
   if [ "$mode" = variants ]; then
     configs=("${variants[@]}")
+  elif [ "$mode" = defaults ]; then
+    configs=("${defaults[@]}")
   else
-    configs=("gpt2" "resnet50" "bert-large" "gpt2-medium" "llama-1b" "gpt2-xl" "${variants[@]}")
+    configs=("${defaults[@]}" "${variants[@]}")
   fi
 fi
 {

@@ -37,6 +37,12 @@ constexpr double kReductionEfficiency = 0.701;
 constexpr double kReductionKernelUs = 6.439;
 constexpr double kStridedBps = 0.106 * 4.8e12;
 constexpr double kStridedKernelUs = 9.310;
+// In fp32, BatchNorm runs cuDNN's kernels; under bf16 autocast (bf16 input, fp32 weights) PyTorch
+// falls back to its own, the 0.51 TB/s above: ResNet-50 spends 30 of its 54 ms there on H200.
+// cuDNN's rate from resnet50-fp32-b64 on H200 (fit_work.py --files resnet50-fp32-b64: 0.265 of
+// HBM; the fixed cost came out below zero and is left at 0); on H100 the same fit gives 1.12 TB/s
+// against H200's 1.27, so it too is taken as an absolute rate.
+constexpr double kStridedFp32Bps = 0.265 * 4.8e12;
 // The GPU's own time between two kernels queued back to back on a stream (the front end fetching
 // and starting the next grid, the previous one's tail): the median over the GPU-bound shipped
 // models on H200 of (measured plain step - simulated step without it) / kernels: 1.09-2.52 us
@@ -66,7 +72,10 @@ double& dim_of(Op& op, Dim dim) {
   return op.m;
 }
 
+// Only tensor-core GEMMs (bf16, fp16, tf32) need 16-byte aligned dimensions; FP32 runs on the
+// CUDA cores with no such kernels to miss.
 bool tensor_core_aligned(const Op& op) {
+  if (op.dtype == Dtype::fp32) return true;
   const double per = 16.0 / dtype_bytes(op.dtype);
   auto multiple = [per](double d) { return std::fmod(d, per) == 0.0; };
   return multiple(op.m) && multiple(op.n) && multiple(op.k);
@@ -112,6 +121,7 @@ GpuCompute gpu_compute_priors(const topo::GpuModel& model) {
   gpu.reduction_kernel_us = kReductionKernelUs;
   gpu.strided_Bps = kStridedBps;
   gpu.strided_kernel_us = kStridedKernelUs;
+  gpu.strided_fp32_Bps = kStridedFp32Bps;
   gpu.kernel_gap_us = kKernelGapUs;
   gpu.launch_us = kLaunchUs;
   gpu.gemm_source = "prior (fitted to the H200 exports)";
@@ -140,6 +150,10 @@ Op scaled(const Op& op, const WorkScale& scale) {
     case OpKind::memory:
       out.bytes *= std::pow(scale.batch, op.scale_batch) * std::pow(scale.seq, op.scale_seq);
       break;
+  }
+  // A memory op runs at the step's precision (it picks BatchNorm's kernel, op_time_us).
+  if (op.kind == OpKind::memory && scale.to) {
+    out.dtype = *scale.to == Precision::fp32 ? Dtype::fp32 : Dtype::bf16;
   }
   if (scale.from && scale.to && *scale.from != *scale.to) {
     const bool to_fp32 = *scale.to == Precision::fp32;
@@ -177,6 +191,9 @@ double op_time_us(const Op& op, bool backward, const GpuCompute& gpu) {
       if (op.access == Access::reduction) {
         fixed = gpu.reduction_kernel_us;
         rate = gpu.reduction_efficiency * gpu.memory_Bps;
+      } else if (op.access == Access::strided_reduction && op.dtype == Dtype::fp32) {
+        fixed = 0;
+        rate = gpu.strided_fp32_Bps;
       } else if (op.access == Access::strided_reduction) {
         fixed = gpu.strided_kernel_us;
         rate = gpu.strided_Bps;
