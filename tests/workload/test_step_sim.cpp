@@ -83,12 +83,10 @@ TEST_CASE("step: a layer's GEMM time from its shape and a fitted efficiency") {
   CHECK(op_time_us(scaled(op, {2.0, 1.0, {}, {}}), false, gpu) == doctest::Approx(10));
 }
 
-TEST_CASE("step: DDP on one GPU copies each gradient into its bucket and back") {
-  // One layer, backward 100 us in 1 kernel launched at 1 us (forward empty); two gradients, each
-  // copied in 10 us (launch 1 us). One bucket holds both; its one-rank all-reduce takes no GPU
-  // time and launches when the second copy is done. Then each gradient is copied back (10 us).
-  //   backward 1..101, copy in 101..111, 111..121, all-reduce at 121 (launched at host 4),
-  //   copies back 121..131, 131..141, optimizer 1 kernel of 5 us: 141..146.
+// One layer whose backward is 1 kernel of 100 us launched at 1 us (forward empty), with two
+// gradients copied into one bucket in 10 us each (launch 1 us) and back; an optimizer kernel of
+// 5 us. The bucket's all-reduce takes `allreduce_us` on the NCCL stream.
+StepPlan two_gradients(double allreduce_us) {
   StepPlan plan = one_layer(task("f", 0, 0, 1), task("b", 100, 1, 1));
   plan.layers[0].params = {0, 1};
   plan.grad_bytes = {1e6, 1e6};
@@ -96,10 +94,17 @@ TEST_CASE("step: DDP on one GPU copies each gradient into its bucket and back") 
   plan.buckets = {Bucket{{1, 0}, 2e6, Dtype::fp32}};
   plan.copy_in_us = {10, 10};
   plan.copy_out_us = {10, 10};
-  plan.allreduce_us = {0};
+  plan.allreduce_us = {allreduce_us};
   plan.ddp_host_us_per_kernel = 1;
   plan.optimizer = task("opt", 5, 1, 1);
-  const StepResult r = simulate_step(plan);
+  return plan;
+}
+
+TEST_CASE("step: DDP on one GPU copies each gradient into its bucket and back") {
+  // A one-rank all-reduce takes no GPU time:
+  //   backward 1..101, copy in 101..111, 111..121, all-reduce at 121 (launched at host 4),
+  //   copies back 121..131, 131..141, optimizer 141..146.
+  const StepResult r = simulate_step(two_gradients(0));
   CHECK(r.breakdown.step_us == doctest::Approx(146));
   CHECK(r.breakdown.ddp_copies_us == doctest::Approx(40));
   REQUIRE(r.buckets.size() == 1);
@@ -108,19 +113,9 @@ TEST_CASE("step: DDP on one GPU copies each gradient into its bucket and back") 
 }
 
 TEST_CASE("step: a copy back waits for a slow all-reduce (exposed communication)") {
-  // As above but the all-reduce takes 50 us on the NCCL stream: 121..171. The copy back waits
-  // for it: 171..181, 181..191, optimizer 191..196. The compute stream idles 50 us on it.
-  StepPlan plan = one_layer(task("f", 0, 0, 1), task("b", 100, 1, 1));
-  plan.layers[0].params = {0, 1};
-  plan.grad_bytes = {1e6, 1e6};
-  plan.grad_dtypes = {Dtype::fp32, Dtype::fp32};
-  plan.buckets = {Bucket{{1, 0}, 2e6, Dtype::fp32}};
-  plan.copy_in_us = {10, 10};
-  plan.copy_out_us = {10, 10};
-  plan.allreduce_us = {50};
-  plan.ddp_host_us_per_kernel = 1;
-  plan.optimizer = task("opt", 5, 1, 1);
-  const StepResult r = simulate_step(plan);
+  // The all-reduce takes 50 us on the NCCL stream: 121..171. The copy back waits for it:
+  // 171..181, 181..191, optimizer 191..196. The compute stream idles 50 us on it.
+  const StepResult r = simulate_step(two_gradients(50));
   CHECK(r.breakdown.step_us == doctest::Approx(196));
   CHECK(r.breakdown.exposed_communication_us == doctest::Approx(50));
   CHECK(r.breakdown.communication_us == doctest::Approx(50));
