@@ -307,9 +307,11 @@ StepPlan plan_step(const Model& model, const StepOptions& options, const topo::G
         plan.copy_out_us.push_back(us);
       }
     }
-    // One rank: NCCL all-reduces DDP's bucket in place, and with one rank an in-place collective
-    // has nothing to move (NCCL copies only when send and receive buffers differ), so the GPU
-    // time is zero; the call's host cost remains.
+    // One rank: DDP all-reduces its bucket in place with a sum (the 1 / world size is applied in
+    // the copy into the bucket), and NCCL's one-rank path (ncclLaunchOneRank, src/enqueue.cc)
+    // copies only out of place and launches a kernel only for PreMulSum: in place it is a no-op.
+    // The GPU time is zero; the call's host cost remains. (`coll -n 1` times nccl-tests'
+    // out-of-place call, a device copy.)
     plan.allreduce_us.assign(plan.buckets.size(), 0.0);
     // DDP's copies are ATen ops launched from the reducer's hooks: they pay the dispatcher's cost
     // per op as backward's own ops do (host-bound runs show it: GPT-2 at batch 2 and ResNet-50 at
