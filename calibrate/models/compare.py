@@ -8,7 +8,8 @@ predicted by `clustersim ddp` three ways, plain step and DDP on one GPU.
              through the work model to the run's batch, sequence and precision;
   other GPU: layer times measured on the other GPU model, carried over by the work model;
   work:      no measured times at all: FLOPs, bytes and the fitted efficiencies.
-Prints a Markdown table and the median |error| of each column.
+Prints a Markdown table and the median |error| of each column, apart for the runs at the model
+files' default settings and those at other batches, precisions or reruns (tagged files).
 """
 import argparse
 import json
@@ -63,15 +64,16 @@ def main():
                         cells.append("-")
                         continue
                     e = 100 * (p / measured - 1)
-                    errors.setdefault(column, []).append(abs(e))
+                    group = "defaults" if name[:-5] == raw["model"] else "other settings"
+                    errors.setdefault((group, column), []).append(abs(e))
                     cells.append(f"{p:.1f} ({e:+.1f}%)")
                 tag = name[:-5][len(raw["model"]):] or ""
                 print(f"| {raw['model']}{tag} | {same.upper()} | {s['batch']} | {s['precision']} |"
                       f" {'DDP' if ddp else 'plain'} | {measured:.1f} | " + " | ".join(cells) + " |")
     print()
-    for column, values in errors.items():
-        print(f"{column}: median |error| {statistics.median(values):.1f}% over {len(values)} steps,"
-              f" worst {max(values):.1f}%")
+    for (group, column), values in errors.items():
+        print(f"{group}, {column}: median |error| {statistics.median(values):.1f}% over"
+              f" {len(values)} steps, worst {max(values):.1f}%")
 
 
 if __name__ == "__main__":

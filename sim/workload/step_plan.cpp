@@ -13,9 +13,9 @@ namespace {
 // Host time per kernel launched when no measurement of the model exists: the medians over the
 // shipped models of the measured phase host time / kernels (calibrate/data/h200x1-models,
 // fit_work.py). They include PyTorch's dispatch, autocast and autograd, not only the launch.
-constexpr double kHostUsPerKernelForward = 28.73;
-constexpr double kHostUsPerKernelBackward = 22.51;
-constexpr double kHostUsPerKernelOptimizer = 52.11;
+constexpr double kHostUsPerKernelForward = 35.67;
+constexpr double kHostUsPerKernelBackward = 24.38;
+constexpr double kHostUsPerKernelOptimizer = 68.79;
 
 // PyTorch's multi_tensor_apply (aten/src/ATen/native/cuda/MultiTensorApply.cuh): a launch takes
 // at most depth_to_max_tensors[depth - 1] tensors and 320 blocks of 65536 elements.

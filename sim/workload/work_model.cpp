@@ -16,27 +16,27 @@ namespace {
 // least squares weighted by 1 / time per op class. The
 // H100 is predicted with the same efficiencies and its own datasheet peaks (README: "another GPU
 // model").
-constexpr double kGemmEfficiency = 0.800;
-constexpr double kGemmOverheadUs = 5.271;
+constexpr double kGemmEfficiency = 0.796;
+constexpr double kGemmOverheadUs = 5.041;
 // GEMMs with a dimension that is not a multiple of 16 bytes (8 bf16 elements) miss cuBLAS's
 // tensor-core kernels: GPT-2's LM head (vocabulary 50257) runs at 95-146 TFLOP/s on H200.
-constexpr double kMisalignedEfficiency = 0.152;
-constexpr double kMisalignedOverheadUs = 1.177;
-constexpr double kConvEfficiency = 0.597;
-constexpr double kConvOverheadUs = 43.13;
-constexpr double kAttentionEfficiency = 0.366;
-constexpr double kAttentionOverheadUs = 75.58;
+constexpr double kMisalignedEfficiency = 0.153;
+constexpr double kMisalignedOverheadUs = 1.210;
+constexpr double kConvEfficiency = 0.604;
+constexpr double kConvOverheadUs = 43.37;
+constexpr double kAttentionEfficiency = 0.371;
+constexpr double kAttentionOverheadUs = 76.15;
 // Memory-bound ops by plain least squares (fit_work.py says why), per access pattern. Elementwise
 // ops and contiguous reductions follow the HBM bandwidth: fitted on H100 too, their efficiencies
-// agree with H200's (0.982 and 0.736 against 0.980 and 0.701). BatchNorm's strided reductions do
-// not: they run at one rate in bytes/s on both (0.496 against 0.509 TB/s), set by the SMs (132 on
+// agree with H200's (0.985 and 0.736 against 0.970 and 0.699). BatchNorm's strided reductions do
+// not: they run at one rate in bytes/s on both (0.503 against 0.518 TB/s), set by the SMs (132 on
 // both), so they take that absolute rate on every GPU; one with other SMs would need its own fit.
-constexpr double kMemoryEfficiency = 0.980;
-constexpr double kMemoryKernelUs = 8.795;
-constexpr double kReductionEfficiency = 0.701;
-constexpr double kReductionKernelUs = 6.439;
-constexpr double kStridedBps = 0.106 * 4.8e12;
-constexpr double kStridedKernelUs = 9.310;
+constexpr double kMemoryEfficiency = 0.970;
+constexpr double kMemoryKernelUs = 8.258;
+constexpr double kReductionEfficiency = 0.699;
+constexpr double kReductionKernelUs = 6.274;
+constexpr double kStridedBps = 0.108 * 4.8e12;
+constexpr double kStridedKernelUs = 9.381;
 // In fp32, BatchNorm runs cuDNN's kernels; under bf16 autocast (bf16 input, fp32 weights) PyTorch
 // falls back to its own, the 0.51 TB/s above: ResNet-50 spends 30 of its 54 ms there on H200.
 // cuDNN's rate from resnet50-fp32-b64 on H200 (fit_work.py --files resnet50-fp32-b64: 0.265 of
@@ -44,10 +44,11 @@ constexpr double kStridedKernelUs = 9.310;
 // against H200's 1.27, so it too is taken as an absolute rate.
 constexpr double kStridedFp32Bps = 0.265 * 4.8e12;
 // The GPU's own time between two kernels queued back to back on a stream (the front end fetching
-// and starting the next grid, the previous one's tail): the median over the GPU-bound shipped
-// models on H200 of (measured plain step - simulated step without it) / kernels: 1.09-2.52 us
-// over resnet50, gpt2, gpt2-medium, llama-1b and gpt2-xl (bert-large, partly host-bound, left out).
-constexpr double kKernelGapUs = 1.8;
+// and starting the next grid, the previous one's tail): (measured plain step - the step
+// simulated without it) / kernels on the H200 exports: 1.09, 1.87, 3.37 and 1.56 us for
+// resnet50, gpt2-medium, llama-1b and gpt2-xl; their median. gpt2 and bert-large, partly
+// host-bound there, are left out: their residual mixes in the host's.
+constexpr double kKernelGapUs = 1.7;
 // Host cost of one kernel launch from C++ (no Python dispatch): cs_cal_launch's launch_call on
 // H200, calibrate/data/h200x1/calibration.json (3.38 us).
 constexpr double kLaunchUs = 3.38;
