@@ -1,6 +1,7 @@
 // `clustersim ddp`: one training step of a model on a topology's GPUs, with PyTorch DDP or without
 // it: step time, samples/s and where the time went; --trace writes the host thread and the GPU's
 // streams as a Chrome trace. One GPU for now: DDP across GPUs comes with the collective part.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -13,6 +14,8 @@
 #include "cli/ddp_report.hpp"
 #include "cli/output_files.hpp"
 #include "cli/output_guard.hpp"
+#include "collectives/communicator.hpp"
+#include "collectives/sweep.hpp"
 #include "core/error.hpp"
 #include "core/event_queue.hpp"
 #include "network/analytical_network.hpp"
@@ -46,6 +49,35 @@ struct DdpArgs {
   bool json = false;
   std::string trace;
 };
+
+// Each bucket's all-reduce across `ranks`, alone on the topology (flow fidelity, NCCL's priors
+// or the calibration's constants, NCCL's own choice of algorithm, protocol and channels): DDP
+// runs one NCCL stream per rank, so a rank's all-reduces never overlap one another, and with
+// every rank alike they all start together. Sets the plan's times, SM shares and labels.
+void time_allreduces(workload::StepPlan& plan, const topo::ClusterGraph& graph,
+                     const std::vector<int>& ranks, const coll::NcclParams& params, int sm_count) {
+  coll::Communicator comm(graph, ranks, params);
+  coll::TunerOptions options;
+  options.nvls_enabled = false;  // as the calibration machines ran
+  const coll::DataType fp32{"float", 4};
+  std::vector<double> sizes;
+  for (const workload::Bucket& b : plan.buckets) sizes.push_back(b.bytes);
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  const std::vector<coll::SweepRow> rows =
+      coll::sweep(comm, coll::Op::all_reduce, sizes, fp32, options, coll::Fidelity::flow);
+  plan.allreduce_us.clear();
+  for (const workload::Bucket& b : plan.buckets) {
+    const auto at = std::lower_bound(sizes.begin(), sizes.end(), b.bytes) - sizes.begin();
+    const coll::SweepRow& row = rows[static_cast<std::size_t>(at)];
+    plan.allreduce_us.push_back(row.time_us);
+    plan.allreduce_sm_share.push_back(
+        std::min(1.0, static_cast<double>(row.choice.n_channels) / sm_count));
+    plan.allreduce_label.push_back(std::string(coll::to_string(row.choice.estimate.algo)) + "/" +
+                                   coll::to_string(row.choice.estimate.proto) + "/" +
+                                   std::to_string(row.choice.n_channels));
+  }
+}
 
 // The time of one host-to-device copy of `bytes` to `gpu_node`, alone on the topology's links.
 double input_copy_us(const topo::ClusterGraph& graph, int gpu_node, double bytes, bool pinned) {
@@ -103,19 +135,32 @@ void run_ddp(const DdpArgs& a) {
   topo::Cluster cluster = topo::load_cluster(a.topology);
   const workload::Model model = workload::load_model_file(a.model);
   const std::vector<int> ranks = parse_ranks(a.ranks, static_cast<int>(cluster.ranks.size()));
-  if (ranks.size() != 1) {
-    throw InputError("key 'ranks': DDP across " + std::to_string(ranks.size()) +
-                     " GPUs is not simulated yet; this version predicts one GPU's step (-n 1)");
+  // Every rank is simulated as rank 0: exact while the ranks are alike (one GPU model, the same
+  // batch); a cluster of several GPU models is refused rather than simulated as one.
+  const auto model_of = [&cluster](int rank) {
+    return cluster.nodes[static_cast<std::size_t>(cluster.ranks[static_cast<std::size_t>(rank)])]
+        .gpu_model;
+  };
+  for (int r : ranks) {
+    if (model_of(r) != model_of(ranks.front())) {
+      throw InputError(
+          "key 'ranks': the ranks run on different GPU models; DDP across a "
+          "heterogeneous cluster is not simulated");
+    }
   }
   const workload::StepOptions options = options_of(a, model);
   const int gpu_node = cluster.ranks[static_cast<std::size_t>(ranks.front())];
   const auto& node = cluster.nodes[static_cast<std::size_t>(gpu_node)];
   workload::GpuCompute compute =
       workload::gpu_compute_priors(cluster.gpu_models[static_cast<std::size_t>(node.gpu_model)]);
+  coll::NcclParams nccl = coll::nccl_priors(coll::comm_arch(cluster, ranks));
   if (!a.calibration.empty()) {
     const cal::Calibration calibration = cal::load_calibration(a.calibration);
     cal::check_calibration_match(calibration, cluster, ranks);
     cal::apply_links(calibration, cluster);
+    const cal::NcclFit& fit = cal::nccl_fit_for(calibration, "allreduce");
+    cal::apply_op_links(fit, cluster);
+    nccl = fit.params;
     for (const cal::GemmFit& g : calibration.compute.gemm) {
       if (g.dtype == "bf16" && g.efficiency > 0) {
         workload::apply_gemm_fit(compute, g.efficiency, g.overhead_us,
@@ -136,12 +181,14 @@ void run_ddp(const DdpArgs& a) {
   }
   const topo::ClusterGraph graph(cluster);
   const double input_bytes = options.batch * model.settings.input_bytes_per_sample;
-  const workload::StepPlan plan =
+  workload::StepPlan plan =
       workload::plan_step(model, options, gpu, compute,
                           input_copy_us(graph, gpu_node, input_bytes, options.input_pinned));
+  if (options.ddp && ranks.size() > 1) time_allreduces(plan, graph, ranks, nccl, compute.sm_count);
   const workload::StepResult result = workload::simulate_step(plan);
 
-  DdpReport report{model, cluster, gpu, options, plan, result, memory, compute};
+  DdpReport report{
+      model, cluster, gpu, options, plan, result, memory, compute, static_cast<int>(ranks.size())};
   OutputFiles files;
   files.add("--trace", a.trace, ddp_trace_json(report));
   files.write_all();
@@ -162,7 +209,8 @@ void add_ddp_command(CLI::App& app) {
       "ddp", "Predict one training step of a model (PyTorch DDP, or --no-ddp) on a topology");
   cmd->add_option("--topology,-t", args->topology, "Topology YAML file")->required();
   cmd->add_option("--model,-m", args->model, "Model file (models/*.yaml)")->required();
-  cmd->add_option("--ranks,-n", args->ranks, "GPUs: 1 (DDP across more comes later)");
+  cmd->add_option("--ranks,-n", args->ranks,
+                  "Rank count N (0..N-1) or list 0,1,8,9 / 0-7 (default 1)");
   cmd->add_option("--batch", args->batch, "Per-GPU batch (default: the model file's)");
   cmd->add_option("--seq", args->seq, "Sequence length (default: the model file's)");
   cmd->add_option("--precision", args->precision, "bf16 (autocast) or fp32");

@@ -9,7 +9,7 @@ namespace {
 
 double samples_per_s(const DdpReport& r) {
   const double step_s = r.result.breakdown.step_us * 1e-6;
-  return step_s > 0 ? r.options.batch / step_s : 0.0;
+  return step_s > 0 ? static_cast<double>(r.options.batch) * r.ranks / step_s : 0.0;
 }
 
 std::string settings_line(const DdpReport& r) {
@@ -44,6 +44,7 @@ std::vector<Row> rows(const workload::StepBreakdown& b) {
           {"ddp_copies", "DDP copies", b.ddp_copies_us},
           {"optimizer", "optimizer", b.optimizer_us},
           {"kernel_gaps", "gaps between kernels", b.kernel_gaps_us},
+          {"overlap_slowdown", "overlap slowdown", b.overlap_slowdown_us},
           {"exposed_communication", "exposed communication", b.exposed_communication_us},
           {"host_bound_idle", "host-bound idle", b.host_bound_idle_us}};
 }
@@ -54,8 +55,8 @@ std::string ddp_text(const DdpReport& r) {
   const workload::StepBreakdown& b = r.result.breakdown;
   std::ostringstream out;
   char line[256];
-  out << "# clustersim ddp: " << r.model.name << " on " << r.cluster.name << ", 1 GPU ("
-      << r.gpu.name << ")\n";
+  out << "# clustersim ddp: " << r.model.name << " on " << r.cluster.name << ", " << r.ranks
+      << (r.ranks == 1 ? " GPU (" : " GPUs (") << r.gpu.name << ")\n";
   out << "# " << settings_line(r) << "\n";
   out << "# compute: " << r.plan.compute_note << "; GEMMs: " << r.compute.gemm_source << "\n";
   std::snprintf(line, sizeof line,
@@ -85,7 +86,7 @@ nlohmann::json ddp_json(const DdpReport& r) {
   out["model"] = r.model.name;
   out["topology"] = r.cluster.name;
   out["gpu"] = r.gpu.name;
-  out["ranks"] = 1;
+  out["ranks"] = r.ranks;
   out["batch"] = r.options.batch;
   if (r.options.seq) out["seq"] = *r.options.seq;
   out["precision"] = workload::to_string(r.options.precision);
@@ -112,6 +113,7 @@ nlohmann::json ddp_json(const DdpReport& r) {
   nlohmann::json buckets = nlohmann::json::array();
   for (const workload::BucketTiming& t : r.result.buckets) {
     buckets.push_back({{"bytes", t.bytes},
+                       {"nccl", t.label},
                        {"tensors", t.tensors},
                        {"ready_ms", t.ready_us / 1e3},
                        {"start_ms", t.start_us / 1e3},

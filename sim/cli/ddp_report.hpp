@@ -23,6 +23,7 @@ struct DdpReport {
   const workload::StepResult& result;
   const workload::MemoryEstimate& memory;
   const workload::GpuCompute& compute;
+  int ranks = 1;
 };
 
 std::string ddp_text(const DdpReport& r);

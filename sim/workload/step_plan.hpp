@@ -63,6 +63,10 @@ struct StepPlan {
   std::vector<double> copy_in_us;    // per parameter; empty without copies
   std::vector<double> copy_out_us;   // per parameter; empty without copies
   std::vector<double> allreduce_us;  // per bucket
+  // Per bucket, the share of the GPU's SMs the all-reduce's kernel holds while it runs (NCCL's
+  // channels, one CTA each, out of the SMs): compute kernels overlapping it run that much slower.
+  std::vector<double> allreduce_sm_share;
+  std::vector<std::string> allreduce_label;  // per bucket: NCCL's algorithm/protocol/channels
   double ddp_host_us_per_kernel = 0;
   // The GPU's own time between two queued kernels of a stream (GpuCompute::kernel_gap_us).
   double kernel_gap_us = 0;

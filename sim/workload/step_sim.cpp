@@ -3,6 +3,7 @@
 #include "workload/step_sim.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/error.hpp"
 
@@ -45,7 +46,9 @@ class Timeline {
       }
       if (start < 0) start = begin;
       const TimePs length = listed ? ps_of_us(task.kernel_us[static_cast<std::size_t>(j)]) : even;
-      free = begin + length + gap_;
+      const TimePs end = lane == Lane::compute ? stretched(begin, length) : begin + length;
+      slowdown_ += end - begin - length;
+      free = end + gap_;
       gaps_ += lane == Lane::compute ? gap_ : 0;
     }
     host_busy_ += host_ - host_start;
@@ -53,6 +56,36 @@ class Timeline {
     if (host_ > host_start) span(task.name, "launch", Lane::host, host_start, host_);
     span(task.name, category, lane, start, free);
     return free;
+  }
+
+  // An all-reduce's kernel holds `share` of the SMs over [start, end) (the NCCL stream runs one
+  // at a time, so these intervals come in order and do not overlap).
+  void occupy(TimePs start, TimePs end, double share) {
+    if (share > 0 && end > start) busy_.push_back({start, end, share});
+  }
+
+  // When a compute kernel of `length` at the full GPU, begun at `begin`, ends: while an
+  // all-reduce holds a share s of the SMs it progresses at 1 - s.
+  TimePs stretched(TimePs begin, TimePs length) {
+    double t = static_cast<double>(begin);
+    double left = static_cast<double>(length);
+    while (cursor_ < busy_.size() && busy_[cursor_].end <= begin) ++cursor_;
+    for (std::size_t i = cursor_; i < busy_.size() && left > 0; ++i) {
+      const Busy& b = busy_[i];
+      const double a = static_cast<double>(b.start);
+      const double z = static_cast<double>(b.end);
+      if (z <= t) continue;
+      if (a > t) {
+        if (left <= a - t) break;
+        left -= a - t;
+        t = a;
+      }
+      const double rate = 1.0 - b.share;
+      if (left <= (z - t) * rate) return static_cast<TimePs>(std::llround(t + left / rate));
+      left -= (z - t) * rate;
+      t = z;
+    }
+    return static_cast<TimePs>(std::llround(t + left));
   }
 
   // A blocking host-side copy (pageable memory): the host waits for the stream, then copies.
@@ -73,12 +106,17 @@ class Timeline {
 
   void finish(StepBreakdown& b) {
     const TimePs end = std::max({host_, compute_, nccl_});
-    host_idle_ += end - compute_;  // a host or NCCL tail past the last compute kernel
+    // Past the last compute kernel: an all-reduce still running is exposed communication (the
+    // step waits for it), and a host still launching beyond that is host-bound.
+    const TimePs nccl_tail = std::max<TimePs>(0, nccl_ - compute_);
+    exposed_ += nccl_tail;
+    host_idle_ += end - compute_ - nccl_tail;
     b.step_us = us_of(end);
     b.exposed_communication_us = us_of(exposed_);
     b.host_bound_idle_us = us_of(host_idle_);
     b.host_busy_us = us_of(host_busy_);
     b.kernel_gaps_us = us_of(gaps_);
+    b.overlap_slowdown_us = us_of(slowdown_);
   }
 
  private:
@@ -90,7 +128,13 @@ class Timeline {
   StepResult& result_;
   TimePs host_ = 0, compute_ = 0, nccl_ = 0;
   TimePs gap_ = 0;
-  TimePs exposed_ = 0, host_idle_ = 0, host_busy_ = 0, gaps_ = 0;
+  TimePs exposed_ = 0, host_idle_ = 0, host_busy_ = 0, gaps_ = 0, slowdown_ = 0;
+  struct Busy {
+    TimePs start, end;
+    double share;
+  };
+  std::vector<Busy> busy_;
+  std::size_t cursor_ = 0;  // busy_ before it ended before the compute stream's time
 };
 
 }  // namespace
@@ -154,9 +198,15 @@ StepResult simulate_step(const StepPlan& plan) {
       const TimePs end =
           t.run({name, plan.allreduce_us[next_bucket], 1, plan.ddp_host_us_per_kernel, {}},
                 Lane::nccl, "allreduce", ready, b.communication_us);
+      const TimePs start = end - ps_of_us(plan.allreduce_us[next_bucket]);
+      if (next_bucket < plan.allreduce_sm_share.size()) {
+        t.occupy(start, end, plan.allreduce_sm_share[next_bucket]);
+      }
+      if (next_bucket < plan.allreduce_label.size())
+        timing.label = plan.allreduce_label[next_bucket];
       timing.ready_us = us_of(ready);
       timing.end_us = us_of(end);
-      timing.start_us = us_of(end) - plan.allreduce_us[next_bucket];
+      timing.start_us = us_of(start);
       last_allreduce = std::max(last_allreduce, end);
       ++next_bucket;
     }

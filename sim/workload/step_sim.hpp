@@ -26,7 +26,7 @@ struct Span {
 
 // Where the step's time went, in microseconds. The compute stream's busy times plus its idle
 // time add up to the step: step = input_copy + forward + backward + ddp_copies + optimizer +
-// kernel_gaps + exposed_communication + host_bound_idle.
+// kernel_gaps + overlap_slowdown + exposed_communication + host_bound_idle.
 struct StepBreakdown {
   double step_us = 0;
   double input_copy_us = 0;
@@ -39,11 +39,13 @@ struct StepBreakdown {
   double host_bound_idle_us = 0;        // compute stream waiting for the host's launches
   double host_busy_us = 0;              // the host thread's launch work
   double kernel_gaps_us = 0;            // the GPU's own time between queued kernels
+  double overlap_slowdown_us = 0;       // compute stretched by all-reduces holding SMs
 };
 
 struct BucketTiming {
   double bytes = 0;
   int tensors = 0;
+  std::string label;  // NCCL's algorithm/protocol/channels
   double ready_us = 0, start_us = 0, end_us = 0;
 };
 

@@ -96,5 +96,29 @@ TEST_CASE("clustersim ddp: bad flags exit 2 with one line") {
   cs::test::check_bad_input(ddp(base + "--measurement a100"), "no measurement 'a100' (it has: ");
   cs::test::check_bad_input(ddp(topo("dgx-h100.yaml") + model("resnet50.yaml") + "--seq 128"),
                             "key 'seq': model 'resnet50' has no sequence length");
-  cs::test::check_bad_input(ddp(base + "-n 2"), "key 'ranks': DDP across 2 GPUs is not simulated");
+}
+
+TEST_CASE(
+    "clustersim ddp -n 8: each bucket's all-reduce is the collective model's, as coll gives") {
+  // The same all-reduce, the same ranks and topology: ddp's bucket and coll's row must agree.
+  const cs::test::CommandResult r = ddp(topo("dgx-h100.yaml") + model("gpt2.yaml") + "-n 8 --json");
+  REQUIRE(r.status == 0);
+  const nlohmann::json out = nlohmann::json::parse(r.output);
+  CHECK(out["ranks"] == 8);
+  REQUIRE(out["buckets"].size() > 2);
+  const nlohmann::json& bucket = out["buckets"][1];
+  const auto bytes = static_cast<long long>(bucket["bytes"].get<double>());
+  const std::string size = std::to_string(bytes);
+  const cs::test::CommandResult c = cs::test::run_command(
+      "env -u NCCL_ALGO -u NCCL_PROTO -u NCCL_NVLS_ENABLE '" + std::string(CLUSTERSIM_BINARY) +
+      "' coll " + topo("dgx-h100.yaml") + "-n 8 -b " + size + " -e " + size + " --json");
+  REQUIRE(c.status == 0);
+  const nlohmann::json row = nlohmann::json::parse(c.output)["rows"][0];
+  const double coll_ms = row["time_us"].get<double>() / 1e3;
+  CHECK(bucket["end_ms"].get<double>() - bucket["start_ms"].get<double>() ==
+        doctest::Approx(coll_ms).epsilon(1e-9));
+  CHECK(bucket["nccl"].get<std::string>().rfind(row["algo"].get<std::string>() + "/", 0) == 0);
+  // 8 ranks of 8 samples: samples/s is 64 / step.
+  CHECK(out["samples_per_s"].get<double>() ==
+        doctest::Approx(64.0 / (out["step_ms"].get<double>() / 1e3)));
 }
