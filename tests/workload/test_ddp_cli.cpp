@@ -122,3 +122,36 @@ TEST_CASE(
   CHECK(out["samples_per_s"].get<double>() ==
         doctest::Approx(64.0 / (out["step_ms"].get<double>() / 1e3)));
 }
+
+TEST_CASE("clustersim scale: weak scaling from one GPU, servers filled in order") {
+  const cs::test::CommandResult r =
+      cs::test::run_command("'" + std::string(CLUSTERSIM_BINARY) + "' scale " + model("gpt2.yaml") +
+                            topo("dgx-h100-2node.yaml") + "--gpus 1,8,16,32 --json 2>&1");
+  REQUIRE(r.status == 0);
+  const nlohmann::json points = nlohmann::json::parse(r.output)["points"];
+  REQUIRE(points.size() == 3);  // 32 GPUs exceed the two servers: no point
+  CHECK(points[0]["efficiency"].get<double>() == doctest::Approx(1.0));
+  CHECK(points[1]["servers"] == 1);
+  CHECK(points[2]["servers"] == 2);
+  for (const auto& p : points) {
+    // Weak scaling: samples/s = GPUs x batch / step, efficiency = that over GPUs x one GPU's.
+    const double expected = p["gpus"].get<double>() * 8 / (p["step_ms"].get<double>() / 1e3);
+    CHECK(p["samples_per_s"].get<double>() == doctest::Approx(expected));
+    CHECK(p["efficiency"].get<double>() <= 1.0);
+  }
+  // More GPUs never make the step faster: every one adds all-reduce work.
+  CHECK(points[2]["step_ms"].get<double>() >= points[1]["step_ms"].get<double>());
+}
+
+TEST_CASE("clustersim scale --strong splits the global batch, and refuses a count that cannot") {
+  const std::string base = "'" + std::string(CLUSTERSIM_BINARY) + "' scale " + model("gpt2.yaml") +
+                           topo("dgx-h100.yaml");
+  const cs::test::CommandResult r = cs::test::run_command(base + "--strong --gpus 1,2,8 --json");
+  REQUIRE(r.status == 0);
+  const nlohmann::json points = nlohmann::json::parse(r.output)["points"];
+  CHECK(points[2]["batch_per_gpu"] == 1);  // 8 samples over 8 GPUs
+  cs::test::check_bad_input(cs::test::run_command(base + "--strong --gpus 3 2>&1"),
+                            "key 'gpus': --strong splits the global batch of 8 evenly; 3 GPUs");
+  cs::test::check_bad_input(cs::test::run_command(base + "--gpus 1,x 2>&1"),
+                            "key 'gpus': 'x' is not a GPU count");
+}

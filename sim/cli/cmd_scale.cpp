@@ -1,0 +1,184 @@
+// `clustersim scale`: a model's DDP step at growing GPU counts on one or more topologies, GPUs
+// filled server by server (ranks 0..N-1 are numbered that way): step time, samples/s, scaling
+// efficiency against one GPU and the exposed communication, as a table, CSV or JSON.
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/commands.hpp"
+#include "cli/ddp_predict.hpp"
+#include "core/error.hpp"
+#include "topology/loader.hpp"
+#include "workload/model_loader.hpp"
+
+namespace cs::cli {
+namespace {
+
+struct ScaleArgs {
+  std::string model;
+  std::vector<std::string> topologies;
+  std::string gpus;
+  bool strong = false;
+  StepFlags step;
+  bool csv = false;
+  bool json = false;
+};
+
+struct Point {
+  std::string topology;
+  int gpus = 0;
+  int servers = 0;
+  int batch = 0;  // per GPU
+  double step_ms = 0;
+  double samples_per_s = 0;
+  double efficiency = 0;  // samples/s against gpus x one GPU's (weak) or one GPU's x gpus (strong)
+  double exposed_ms = 0;
+  double allreduce_ms = 0;
+};
+
+// "1,2,4,8" -> counts; empty -> powers of two up to the topology's GPUs, and that count.
+std::vector<int> gpu_counts(const std::string& text, int available) {
+  std::vector<int> out;
+  if (text.empty()) {
+    for (int n = 1; n < available; n *= 2) out.push_back(n);
+    out.push_back(available);
+    return out;
+  }
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    char* end = nullptr;
+    const long n = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || n < 1) {
+      throw InputError("key 'gpus': '" + item + "' is not a GPU count (an integer >= 1)");
+    }
+    out.push_back(static_cast<int>(n));
+  }
+  return out;
+}
+
+int servers_of(const topo::Cluster& cluster, int gpus) {
+  int last = -1;
+  int count = 0;
+  for (int r = 0; r < gpus; ++r) {
+    const int server =
+        cluster.nodes[static_cast<std::size_t>(cluster.ranks[static_cast<std::size_t>(r)])].server;
+    if (server != last) ++count;
+    last = server;
+  }
+  return count;
+}
+
+std::vector<Point> scale_one(const std::string& path, const workload::Model& model,
+                             const ScaleArgs& a) {
+  const topo::Cluster cluster = topo::load_cluster(path);
+  const int available = static_cast<int>(cluster.ranks.size());
+  const workload::StepOptions base = step_options(a.step, model);
+  std::vector<Point> points;
+  double one_gpu_samples = 0;
+  for (int n : gpu_counts(a.gpus, available)) {
+    if (n > available) continue;  // a topology smaller than the count: no point
+    std::vector<int> ranks(static_cast<std::size_t>(n));
+    for (int r = 0; r < n; ++r) ranks[static_cast<std::size_t>(r)] = r;
+    workload::StepOptions options = base;
+    if (a.strong) {
+      if (base.batch % n != 0) {
+        throw InputError("key 'gpus': --strong splits the global batch of " +
+                         std::to_string(base.batch) + " evenly; " + std::to_string(n) +
+                         " GPUs do not divide it");
+      }
+      options.batch = base.batch / n;
+    }
+    const DdpPrediction p = predict_ddp(cluster, model, options, ranks, nullptr);
+    Point pt;
+    pt.topology = cluster.name;
+    pt.gpus = n;
+    pt.servers = servers_of(cluster, n);
+    pt.batch = options.batch;
+    pt.step_ms = p.result.breakdown.step_us / 1e3;
+    pt.samples_per_s = options.batch * n / (pt.step_ms / 1e3);
+    pt.exposed_ms = p.result.breakdown.exposed_communication_us / 1e3;
+    pt.allreduce_ms = p.result.breakdown.communication_us / 1e3;
+    if (n == 1) one_gpu_samples = pt.samples_per_s;
+    // Weak: against n x one GPU's throughput; strong: the same ratio (one GPU holds the whole
+    // batch there), so both read as speedup / n.
+    pt.efficiency = one_gpu_samples > 0 ? pt.samples_per_s / (n * one_gpu_samples) : 0.0;
+    points.push_back(pt);
+  }
+  return points;
+}
+
+void run_scale(const ScaleArgs& a) {
+  const workload::Model model = workload::load_model_file(a.model);
+  std::vector<Point> all;
+  for (const std::string& t : a.topologies) {
+    for (const Point& p : scale_one(t, model, a)) all.push_back(p);
+  }
+  if (a.json) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const Point& p : all) {
+      rows.push_back({{"topology", p.topology},
+                      {"gpus", p.gpus},
+                      {"servers", p.servers},
+                      {"batch_per_gpu", p.batch},
+                      {"step_ms", p.step_ms},
+                      {"samples_per_s", p.samples_per_s},
+                      {"efficiency", p.efficiency},
+                      {"exposed_communication_ms", p.exposed_ms},
+                      {"allreduce_ms", p.allreduce_ms}});
+    }
+    std::cout << nlohmann::json{{"model", model.name}, {"strong", a.strong}, {"points", rows}}.dump(
+                     2)
+              << "\n";
+    return;
+  }
+  char line[256];
+  if (a.csv) {
+    std::cout << "topology,gpus,servers,batch_per_gpu,step_ms,samples_per_s,efficiency,"
+                 "exposed_communication_ms,allreduce_ms\n";
+  } else {
+    std::cout << "# clustersim scale: " << model.name << ", " << (a.strong ? "strong" : "weak")
+              << " scaling, GPUs filled server by server\n";
+    std::snprintf(line, sizeof line, "%-28s %6s %7s %6s %10s %12s %6s %10s %10s\n", "# topology",
+                  "gpus", "servers", "batch", "step ms", "samples/s", "eff", "exposed ms",
+                  "allred ms");
+    std::cout << line;
+  }
+  for (const Point& p : all) {
+    if (a.csv) {
+      std::snprintf(line, sizeof line, "%s,%d,%d,%d,%.6f,%.6f,%.6f,%.6f,%.6f\n", p.topology.c_str(),
+                    p.gpus, p.servers, p.batch, p.step_ms, p.samples_per_s, p.efficiency,
+                    p.exposed_ms, p.allreduce_ms);
+    } else {
+      std::snprintf(line, sizeof line, "%-28s %6d %7d %6d %10.3f %12.1f %5.1f%% %10.3f %10.3f\n",
+                    p.topology.c_str(), p.gpus, p.servers, p.batch, p.step_ms, p.samples_per_s,
+                    100 * p.efficiency, p.exposed_ms, p.allreduce_ms);
+    }
+    std::cout << line;
+  }
+}
+
+}  // namespace
+
+void add_scale_command(CLI::App& app) {
+  auto args = std::make_shared<ScaleArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "scale", "A model's DDP step time and throughput against GPU count, per topology");
+  cmd->add_option("--model,-m", args->model, "Model file (models/*.yaml)")->required();
+  cmd->add_option("--topology,-t", args->topologies, "Topology YAML file (repeatable)")->required();
+  cmd->add_option("--gpus", args->gpus,
+                  "GPU counts, e.g. 1,2,4,8,16 (default: powers of two up to all GPUs)");
+  cmd->add_flag("--strong", args->strong,
+                "Keep the global batch (the per-GPU batch at one GPU) instead of the per-GPU one");
+  add_step_flags(cmd, args->step);
+  auto* csv = cmd->add_flag("--csv", args->csv, "Print CSV");
+  cmd->add_flag("--json", args->json, "Print JSON")->excludes(csv);
+  cmd->callback([args] { run_scale(*args); });
+}
+
+}  // namespace cs::cli

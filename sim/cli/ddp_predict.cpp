@@ -1,0 +1,174 @@
+// One DDP step predicted on a set of ranks: shared by `ddp` and `scale`.
+#include "cli/ddp_predict.hpp"
+
+#include <algorithm>
+
+#include "calibration/machine_match.hpp"
+#include "collectives/communicator.hpp"
+#include "collectives/sweep.hpp"
+#include "core/error.hpp"
+#include "core/event_queue.hpp"
+#include "core/units.hpp"
+#include "network/analytical_network.hpp"
+#include "network/copies.hpp"
+#include "topology/graph.hpp"
+
+namespace cs::cli {
+namespace {
+
+// Each bucket's all-reduce across `ranks`, alone on the topology (flow fidelity, NCCL's priors
+// or the calibration's constants, NCCL's own choice of algorithm, protocol and channels): DDP
+// runs one NCCL stream per rank, so a rank's all-reduces never overlap one another, and with
+// every rank alike they all start together. Sets the plan's times, SM shares and labels.
+void time_allreduces(workload::StepPlan& plan, const topo::ClusterGraph& graph,
+                     const std::vector<int>& ranks, const coll::NcclParams& params, int sm_count) {
+  coll::Communicator comm(graph, ranks, params);
+  coll::TunerOptions options;
+  options.nvls_enabled = false;  // as the calibration machines ran
+  const coll::DataType fp32{"float", 4};
+  std::vector<double> sizes;
+  for (const workload::Bucket& b : plan.buckets) sizes.push_back(b.bytes);
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  const std::vector<coll::SweepRow> rows =
+      coll::sweep(comm, coll::Op::all_reduce, sizes, fp32, options, coll::Fidelity::flow);
+  plan.allreduce_us.clear();
+  for (const workload::Bucket& b : plan.buckets) {
+    const auto at = std::lower_bound(sizes.begin(), sizes.end(), b.bytes) - sizes.begin();
+    const coll::SweepRow& row = rows[static_cast<std::size_t>(at)];
+    plan.allreduce_us.push_back(row.time_us);
+    plan.allreduce_sm_share.push_back(
+        std::min(1.0, static_cast<double>(row.choice.n_channels) / sm_count));
+    plan.allreduce_label.push_back(std::string(coll::to_string(row.choice.estimate.algo)) + "/" +
+                                   coll::to_string(row.choice.estimate.proto) + "/" +
+                                   std::to_string(row.choice.n_channels));
+  }
+}
+
+// The time of one host-to-device copy of `bytes` to `gpu_node`, alone on the topology's links.
+double input_copy_us(const topo::ClusterGraph& graph, int gpu_node, double bytes, bool pinned) {
+  if (bytes <= 0) return 0;
+  EventQueue queue;
+  net::AnalyticalNetwork network(queue, graph);
+  TimePs finished = 0;
+  network.start(net::host_to_device(graph, gpu_node, bytes,
+                                    pinned ? net::HostMemory::pinned : net::HostMemory::pageable),
+                [&finished](TimePs at) { finished = at; });
+  queue.run();
+  return us_from_ps(finished);
+}
+
+}  // namespace
+
+void add_step_flags(CLI::App* cmd, StepFlags& flags) {
+  cmd->add_option("--batch", flags.batch, "Per-GPU batch (default: the model file's)");
+  cmd->add_option("--seq", flags.seq, "Sequence length (default: the model file's)");
+  cmd->add_option("--precision", flags.precision, "bf16 (autocast) or fp32");
+  cmd->add_option("--optimizer", flags.optimizer, "sgd (momentum) or adamw");
+  cmd->add_option("--bucket-cap-mb", flags.bucket_cap_mb, "DDP bucket cap in MiB (default 25)");
+  cmd->add_flag("--no-ddp", flags.no_ddp, "The plain training step, without the DDP wrapper");
+  cmd->add_flag("--gradient-as-bucket-view", flags.bucket_view,
+                "DDP's gradient_as_bucket_view=True: no copies into and out of buckets");
+  cmd->add_flag("--pageable", flags.pageable, "Input in pageable host memory (default: pinned)");
+  cmd->add_option("--compute", flags.compute,
+                  "Layer times: measured (scaled through the work model; the default) or work");
+  cmd->add_option("--measurement", flags.measurement,
+                  "The model file's measurement id to scale from (default: best match)");
+}
+
+workload::StepOptions step_options(const StepFlags& a, const workload::Model& model) {
+  workload::StepOptions o = workload::default_options(model);
+  if (a.batch > 0) o.batch = a.batch;
+  if (a.seq > 0) {
+    if (!model.settings.seq) {
+      throw InputError("key 'seq': model '" + model.name + "' has no sequence length (" +
+                       model.file + ")");
+    }
+    o.seq = a.seq;
+  }
+  if (!a.precision.empty()) {
+    if (a.precision != "bf16" && a.precision != "fp32")
+      throw InputError("key 'precision': unknown precision '" + a.precision +
+                       "'; valid: bf16, fp32");
+    o.precision = a.precision == "bf16" ? workload::Precision::bf16 : workload::Precision::fp32;
+  }
+  if (!a.optimizer.empty()) {
+    if (a.optimizer != "sgd" && a.optimizer != "adamw")
+      throw InputError("key 'optimizer': unknown optimizer '" + a.optimizer +
+                       "'; valid: sgd, adamw");
+    o.optimizer =
+        a.optimizer == "sgd" ? workload::OptimizerKind::sgd : workload::OptimizerKind::adamw;
+  }
+  if (!(a.bucket_cap_mb > 0)) throw InputError("key 'bucket-cap-mb': must be above 0");
+  o.bucket_cap_mb = a.bucket_cap_mb;
+  o.ddp = !a.no_ddp;
+  o.gradient_as_bucket_view = a.bucket_view;
+  if (a.pageable) o.input_pinned = false;
+  if (a.compute != "measured" && a.compute != "work")
+    throw InputError("key 'compute': unknown source '" + a.compute + "'; valid: measured, work");
+  o.compute =
+      a.compute == "work" ? workload::ComputeSource::work : workload::ComputeSource::measured;
+  o.measurement = a.measurement;
+  return o;
+}
+
+void apply_calibration(const cal::Calibration& calibration, topo::Cluster& cluster,
+                       const std::vector<int>& ranks) {
+  cal::check_calibration_match(calibration, cluster, ranks);
+  cal::apply_links(calibration, cluster);
+  cal::apply_op_links(cal::nccl_fit_for(calibration, "allreduce"), cluster);
+}
+
+DdpPrediction predict_ddp(const topo::Cluster& cluster, const workload::Model& model,
+                          const workload::StepOptions& options, const std::vector<int>& ranks,
+                          const cal::Calibration* calibration) {
+  // Every rank is simulated as rank 0: exact while the ranks are alike (one GPU model, the same
+  // batch); a cluster of several GPU models is refused rather than simulated as one.
+  const auto model_of = [&cluster](int rank) {
+    return cluster.nodes[static_cast<std::size_t>(cluster.ranks[static_cast<std::size_t>(rank)])]
+        .gpu_model;
+  };
+  for (int r : ranks) {
+    if (model_of(r) != model_of(ranks.front())) {
+      throw InputError(
+          "key 'ranks': the ranks run on different GPU models; DDP across a "
+          "heterogeneous cluster is not simulated");
+    }
+  }
+  DdpPrediction p;
+  p.ranks = static_cast<int>(ranks.size());
+  const int gpu_node = cluster.ranks[static_cast<std::size_t>(ranks.front())];
+  p.gpu = cluster.gpu_models[static_cast<std::size_t>(model_of(ranks.front()))];
+  p.compute = workload::gpu_compute_priors(p.gpu);
+  coll::NcclParams nccl = coll::nccl_priors(coll::comm_arch(cluster, ranks));
+  if (calibration != nullptr) {
+    nccl = cal::nccl_fit_for(*calibration, "allreduce").params;
+    for (const cal::GemmFit& g : calibration->compute.gemm) {
+      if (g.dtype == "bf16" && g.efficiency > 0) {
+        workload::apply_gemm_fit(p.compute, g.efficiency, g.overhead_us,
+                                 "calibration (cuBLAS bf16 sweep)");
+      }
+    }
+  }
+  p.memory = workload::estimate_memory(model, options, p.gpu.memory_bytes);
+  if (!p.memory.fits()) {
+    const int largest = workload::largest_fitting_batch(model, options, p.gpu.memory_bytes);
+    throw InputError(model.file + ": key 'batch': " + model.name + " at batch " +
+                     std::to_string(options.batch) + " needs " +
+                     units::format_size(p.memory.total) + " per GPU, " + p.gpu.name + " has " +
+                     units::format_size(p.memory.capacity) +
+                     (largest > 0 ? "; the largest batch that fits is " + std::to_string(largest)
+                                  : "; not even batch 1 fits"));
+  }
+  const topo::ClusterGraph graph(cluster);
+  const double input_bytes = options.batch * model.settings.input_bytes_per_sample;
+  p.plan = workload::plan_step(model, options, p.gpu, p.compute,
+                               input_copy_us(graph, gpu_node, input_bytes, options.input_pinned));
+  if (options.ddp && ranks.size() > 1) {
+    time_allreduces(p.plan, graph, ranks, nccl, p.compute.sm_count);
+  }
+  p.result = workload::simulate_step(p.plan);
+  return p;
+}
+
+}  // namespace cs::cli

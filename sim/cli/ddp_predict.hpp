@@ -1,0 +1,56 @@
+// What `clustersim ddp` and `clustersim scale` share: the step's flags, and one DDP step
+// predicted on a set of ranks of a topology (memory check, layer times, bucket all-reduces on the
+// collective model, the step in time).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "calibration/calibration_file.hpp"
+#include "topology/cluster.hpp"
+#include "workload/memory_check.hpp"
+#include "workload/model.hpp"
+#include "workload/step_plan.hpp"
+#include "workload/step_sim.hpp"
+#include "workload/work_model.hpp"
+
+namespace cs::cli {
+
+// The flags that set a step's options; each left unset keeps the model file's default.
+struct StepFlags {
+  int batch = 0;
+  int seq = 0;
+  std::string precision;
+  std::string optimizer;
+  double bucket_cap_mb = workload::kDefaultBucketCapMb;
+  bool no_ddp = false;
+  bool bucket_view = false;
+  bool pageable = false;
+  std::string compute = "measured";
+  std::string measurement;
+};
+void add_step_flags(CLI::App* cmd, StepFlags& flags);
+workload::StepOptions step_options(const StepFlags& flags, const workload::Model& model);
+
+struct DdpPrediction {
+  topo::GpuModel gpu;
+  workload::GpuCompute compute;
+  workload::StepPlan plan;
+  workload::StepResult result;
+  workload::MemoryEstimate memory;
+  int ranks = 1;
+};
+
+// One step of `model` on `ranks` of `cluster` (a calibration, when given, already applied to the
+// cluster's links by the caller through apply_calibration). Throws InputError when the ranks run
+// on several GPU models or the step does not fit in a GPU's memory (with the largest batch).
+DdpPrediction predict_ddp(const topo::Cluster& cluster, const workload::Model& model,
+                          const workload::StepOptions& options, const std::vector<int>& ranks,
+                          const cal::Calibration* calibration);
+
+// Applies a calibration's link fits and the all-reduce's NCCL link fits to the cluster.
+void apply_calibration(const cal::Calibration& calibration, topo::Cluster& cluster,
+                       const std::vector<int>& ranks);
+
+}  // namespace cs::cli
