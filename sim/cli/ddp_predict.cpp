@@ -19,9 +19,9 @@ namespace {
 // Each bucket's all-reduce across `ranks`, alone on the topology (flow fidelity, NCCL's priors
 // or the calibration's constants, NCCL's own choice of algorithm, protocol and channels): DDP
 // runs one NCCL stream per rank, so a rank's all-reduces never overlap one another, and with
-// every rank alike they all start together. Sets the plan's times, SM shares and labels.
+// every rank alike they all start together. Sets the plan's times, CTA counts and labels.
 void time_allreduces(workload::StepPlan& plan, const topo::ClusterGraph& graph,
-                     const std::vector<int>& ranks, const coll::NcclParams& params, int sm_count) {
+                     const std::vector<int>& ranks, const coll::NcclParams& params) {
   coll::Communicator comm(graph, ranks, params);
   coll::TunerOptions options;
   options.nvls_enabled = false;  // as the calibration machines ran
@@ -37,8 +37,7 @@ void time_allreduces(workload::StepPlan& plan, const topo::ClusterGraph& graph,
     const auto at = std::lower_bound(sizes.begin(), sizes.end(), b.bytes) - sizes.begin();
     const coll::SweepRow& row = rows[static_cast<std::size_t>(at)];
     plan.allreduce_us.push_back(row.time_us);
-    plan.allreduce_sm_share.push_back(
-        std::min(1.0, static_cast<double>(row.choice.n_channels) / sm_count));
+    plan.allreduce_ctas.push_back(row.choice.n_channels);
     plan.allreduce_label.push_back(std::string(coll::to_string(row.choice.estimate.algo)) + "/" +
                                    coll::to_string(row.choice.estimate.proto) + "/" +
                                    std::to_string(row.choice.n_channels));
@@ -165,7 +164,7 @@ DdpPrediction predict_ddp(const topo::Cluster& cluster, const workload::Model& m
   p.plan = workload::plan_step(model, options, p.gpu, p.compute,
                                input_copy_us(graph, gpu_node, input_bytes, options.input_pinned));
   if (options.ddp && ranks.size() > 1) {
-    time_allreduces(p.plan, graph, ranks, nccl, p.compute.sm_count);
+    time_allreduces(p.plan, graph, ranks, nccl);
   }
   p.result = workload::simulate_step(p.plan);
   return p;

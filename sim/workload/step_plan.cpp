@@ -87,24 +87,33 @@ topo::GpuModel datasheet_of(const std::string& name) {
   return m;
 }
 
-// Each kernel's work-model time: an op's time split evenly over its kernels.
-std::vector<double> kernel_times(const std::vector<Op>& ops, const WorkScale& s, bool backward,
-                                 const GpuCompute& gpu) {
-  std::vector<double> out;
+// Each kernel's work-model time (an op's time split evenly over its kernels) and whether it is
+// memory-bound.
+struct KernelWork {
+  std::vector<double> us;
+  std::vector<std::uint8_t> memory_bound;
+};
+KernelWork kernel_times(const std::vector<Op>& ops, const WorkScale& s, bool backward,
+                        const GpuCompute& gpu) {
+  KernelWork out;
   for (const Op& op : ops) {
     const double t = op_time_us(scaled(op, s), backward, gpu);
-    for (int k = 0; k < op.kernels; ++k) out.push_back(t / op.kernels);
+    for (int k = 0; k < op.kernels; ++k) {
+      out.us.push_back(t / op.kernels);
+      out.memory_bound.push_back(op.kind == OpKind::memory ? 1 : 0);
+    }
   }
   return out;
 }
 
-void spread(Task& task, const std::vector<double>& work) {
-  if (static_cast<int>(work.size()) != task.kernels) return;
+void spread(Task& task, const KernelWork& work) {
+  if (static_cast<int>(work.us.size()) != task.kernels) return;
   double total = 0;
-  for (double w : work) total += w;
+  for (double w : work.us) total += w;
   if (!(total > 0)) return;
   task.kernel_us.clear();
-  for (double w : work) task.kernel_us.push_back(task.gpu_us * w / total);
+  for (double w : work.us) task.kernel_us.push_back(task.gpu_us * w / total);
+  task.memory_bound = work.memory_bound;
 }
 
 }  // namespace
@@ -216,8 +225,8 @@ StepPlan plan_step(const Model& model, const StepOptions& options, const topo::G
     const double fwd_work = work_us(layer.forward, to_target, false, compute);
     const double bwd_work = work_us(layer.backward, to_target, true, compute);
     auto it = m != nullptr ? layer.measured.find(m->id) : layer.measured.end();
-    std::vector<double> fwd_kernels = kernel_times(layer.forward, to_target, false, compute);
-    std::vector<double> bwd_kernels = kernel_times(layer.backward, to_target, true, compute);
+    const KernelWork fwd_kernels = kernel_times(layer.forward, to_target, false, compute);
+    const KernelWork bwd_kernels = kernel_times(layer.backward, to_target, true, compute);
     if (m != nullptr && it != layer.measured.end()) {
       const LayerMeasured& lm = it->second;
       const double fwd_then = work_us(layer.forward, to_measured, false, measured_gpu);
@@ -282,6 +291,7 @@ StepPlan plan_step(const Model& model, const StepOptions& options, const topo::G
   (void)scaled_layers;
 
   plan.kernel_gap_us = compute.kernel_gap_us;
+  plan.overlap = compute.overlap;
   if (options.ddp) {
     // Steady-state buckets are rebuilt in gradient-ready order: backward runs the layers in
     // reverse and a layer's gradients become ready together, in reverse parameter order.

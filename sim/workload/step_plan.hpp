@@ -3,6 +3,7 @@
 // all-reduces, the optimizer step. Pure: no event queue; step_sim.cpp runs the plan.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,7 @@ struct Task {
   double host_us_per_kernel = 0;
   // Each kernel's GPU time, when known (they add to gpu_us); else the kernels split it evenly.
   std::vector<double> kernel_us;
+  std::vector<std::uint8_t> memory_bound;  // per kernel of kernel_us: 1 for memory-bound
 };
 
 struct LayerTasks {
@@ -63,9 +65,10 @@ struct StepPlan {
   std::vector<double> copy_in_us;    // per parameter; empty without copies
   std::vector<double> copy_out_us;   // per parameter; empty without copies
   std::vector<double> allreduce_us;  // per bucket
-  // Per bucket, the share of the GPU's SMs the all-reduce's kernel holds while it runs (NCCL's
-  // channels, one CTA each, out of the SMs): compute kernels overlapping it run that much slower.
-  std::vector<double> allreduce_sm_share;
+  // Per bucket, the CTAs of the all-reduce's kernel (NCCL's channels, one CTA each): kernels
+  // overlapping it slow by `overlap`'s factor for that count.
+  std::vector<int> allreduce_ctas;
+  OverlapSlowdown overlap;
   std::vector<std::string> allreduce_label;  // per bucket: NCCL's algorithm/protocol/channels
   double ddp_host_us_per_kernel = 0;
   // The GPU's own time between two queued kernels of a stream (GpuCompute::kernel_gap_us).

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "core/error.hpp"
 
@@ -17,9 +18,20 @@ double us_of(TimePs t) {
   return us_from_ps(t);
 }
 
+// A task of `kernels` kernels adding to `gpu_us`, each launched `host_us` after the last.
+Task launch_of(std::string name, double gpu_us, int kernels, double host_us) {
+  Task t;
+  t.name = std::move(name);
+  t.gpu_us = gpu_us;
+  t.kernels = kernels;
+  t.host_us_per_kernel = host_us;
+  return t;
+}
+
 class Timeline {
  public:
-  Timeline(StepResult& result, TimePs gap) : result_(result), gap_(gap) {}
+  Timeline(StepResult& result, TimePs gap, OverlapSlowdown overlap)
+      : result_(result), gap_(gap), overlap_(std::move(overlap)) {}
 
   // Launches `task` on `lane`, not before `not_before` (an event it waits on). Kernel j is
   // launched by the host at H + j h and runs once the stream is free and its launch has
@@ -46,7 +58,10 @@ class Timeline {
       }
       if (start < 0) start = begin;
       const TimePs length = listed ? ps_of_us(task.kernel_us[static_cast<std::size_t>(j)]) : even;
-      const TimePs end = lane == Lane::compute ? stretched(begin, length) : begin + length;
+      const bool memory_bound =
+          static_cast<std::size_t>(j) < task.memory_bound.size() && task.memory_bound[j] != 0;
+      const TimePs end =
+          lane == Lane::compute ? stretched(begin, length, memory_bound) : begin + length;
       slowdown_ += end - begin - length;
       free = end + gap_;
       gaps_ += lane == Lane::compute ? gap_ : 0;
@@ -58,15 +73,15 @@ class Timeline {
     return free;
   }
 
-  // An all-reduce's kernel holds `share` of the SMs over [start, end) (the NCCL stream runs one
-  // at a time, so these intervals come in order and do not overlap).
-  void occupy(TimePs start, TimePs end, double share) {
-    if (share > 0 && end > start) busy_.push_back({start, end, share});
+  // An all-reduce's kernel of `ctas` CTAs runs over [start, end) (the NCCL stream runs one at a
+  // time, so these intervals come in order and do not overlap).
+  void occupy(TimePs start, TimePs end, int ctas) {
+    if (ctas > 0 && end > start) busy_.push_back({start, end, ctas});
   }
 
-  // When a compute kernel of `length` at the full GPU, begun at `begin`, ends: while an
-  // all-reduce holds a share s of the SMs it progresses at 1 - s.
-  TimePs stretched(TimePs begin, TimePs length) {
+  // When a kernel of `length` alone, begun at `begin`, ends: beside an all-reduce of c CTAs it
+  // progresses at 1 / overlap.factor(c).
+  TimePs stretched(TimePs begin, TimePs length, bool memory_bound) {
     double t = static_cast<double>(begin);
     double left = static_cast<double>(length);
     while (cursor_ < busy_.size() && busy_[cursor_].end <= begin) ++cursor_;
@@ -80,7 +95,7 @@ class Timeline {
         left -= a - t;
         t = a;
       }
-      const double rate = 1.0 - b.share;
+      const double rate = 1.0 / overlap_.factor(b.ctas, memory_bound);
       if (left <= (z - t) * rate) return static_cast<TimePs>(std::llround(t + left / rate));
       left -= (z - t) * rate;
       t = z;
@@ -128,10 +143,11 @@ class Timeline {
   StepResult& result_;
   TimePs host_ = 0, compute_ = 0, nccl_ = 0;
   TimePs gap_ = 0;
+  OverlapSlowdown overlap_;
   TimePs exposed_ = 0, host_idle_ = 0, host_busy_ = 0, gaps_ = 0, slowdown_ = 0;
   struct Busy {
     TimePs start, end;
-    double share;
+    int ctas;
   };
   std::vector<Busy> busy_;
   std::size_t cursor_ = 0;  // busy_ before it ended before the compute stream's time
@@ -154,7 +170,7 @@ const char* to_string(Lane lane) {
 StepResult simulate_step(const StepPlan& plan) {
   StepResult result;
   StepBreakdown& b = result.breakdown;
-  Timeline t(result, ps_of_us(plan.kernel_gap_us));
+  Timeline t(result, ps_of_us(plan.kernel_gap_us), plan.overlap);
   const double launch_us =
       plan.layers.empty() ? 0.0 : plan.layers.front().forward.host_us_per_kernel;
 
@@ -162,8 +178,8 @@ StepResult simulate_step(const StepPlan& plan) {
   // memory blocks the host until the driver has staged and copied it.
   if (plan.input_bytes > 0) {
     if (plan.input_pinned) {
-      t.run({"input copy (pinned)", plan.input_copy_us, 1, launch_us, {}}, Lane::compute, "input",
-            0, b.input_copy_us);
+      t.run(launch_of("input copy (pinned)", plan.input_copy_us, 1, launch_us), Lane::compute,
+            "input", 0, b.input_copy_us);
     } else {
       t.run_blocking("input copy (pageable)", plan.input_copy_us, launch_us);
       b.input_copy_us += plan.input_copy_us;
@@ -196,11 +212,11 @@ StepResult simulate_step(const StepPlan& plan) {
       const TimePs ready = t.compute();  // the event recorded on the compute stream
       const std::string name = "allreduce bucket " + std::to_string(next_bucket);
       const TimePs end =
-          t.run({name, plan.allreduce_us[next_bucket], 1, plan.ddp_host_us_per_kernel, {}},
+          t.run(launch_of(name, plan.allreduce_us[next_bucket], 1, plan.ddp_host_us_per_kernel),
                 Lane::nccl, "allreduce", ready, b.communication_us);
       const TimePs start = end - ps_of_us(plan.allreduce_us[next_bucket]);
-      if (next_bucket < plan.allreduce_sm_share.size()) {
-        t.occupy(start, end, plan.allreduce_sm_share[next_bucket]);
+      if (next_bucket < plan.allreduce_ctas.size()) {
+        t.occupy(start, end, plan.allreduce_ctas[next_bucket]);
       }
       if (next_bucket < plan.allreduce_label.size())
         timing.label = plan.allreduce_label[next_bucket];
@@ -217,8 +233,9 @@ StepResult simulate_step(const StepPlan& plan) {
     for (auto p = layer->params.rbegin(); p != layer->params.rend(); ++p) {
       const auto i = static_cast<std::size_t>(*p);
       if (!plan.copy_in_us.empty()) {
-        t.run({"copy grad into bucket", plan.copy_in_us[i], 1, plan.ddp_host_us_per_kernel, {}},
-              Lane::compute, "ddp_copy", 0, b.ddp_copies_us);
+        t.run(
+            launch_of("copy grad into bucket", plan.copy_in_us[i], 1, plan.ddp_host_us_per_kernel),
+            Lane::compute, "ddp_copy", 0, b.ddp_copies_us);
       }
       CS_ASSERT(bucket_of[i] >= 0, "a gradient without a bucket");
       --missing[static_cast<std::size_t>(bucket_of[i])];
@@ -231,7 +248,7 @@ StepResult simulate_step(const StepPlan& plan) {
   // bucket back into its gradient.
   TimePs after = last_allreduce;
   for (std::size_t i = 0; i < plan.copy_out_us.size(); ++i) {
-    t.run({"copy bucket into grad", plan.copy_out_us[i], 1, plan.ddp_host_us_per_kernel, {}},
+    t.run(launch_of("copy bucket into grad", plan.copy_out_us[i], 1, plan.ddp_host_us_per_kernel),
           Lane::compute, "ddp_copy", after, b.ddp_copies_us);
     after = 0;
   }

@@ -96,14 +96,6 @@ double peak_of(const GpuCompute& gpu, Dtype dtype) {
   return gpu.bf16_flops;
 }
 
-// Streaming multiprocessors by GPU model (NVIDIA's datasheets and architecture whitepapers:
-// H100 SXM5 and H200 SXM 132, A100 108, L40S 142); 132 for a model not listed.
-int sm_count_of(const std::string& name) {
-  if (name.find("A100") != std::string::npos) return 108;
-  if (name.find("L40S") != std::string::npos) return 142;
-  return 132;
-}
-
 }  // namespace
 
 GpuCompute gpu_compute_priors(const topo::GpuModel& model) {
@@ -131,7 +123,7 @@ GpuCompute gpu_compute_priors(const topo::GpuModel& model) {
   gpu.strided_Bps = kStridedBps;
   gpu.strided_kernel_us = kStridedKernelUs;
   gpu.strided_fp32_Bps = kStridedFp32Bps;
-  gpu.sm_count = sm_count_of(model.name);
+  gpu.overlap = overlap_prior();
   gpu.kernel_gap_us = kKernelGapUs;
   gpu.launch_us = kLaunchUs;
   gpu.gemm_source = "prior (fitted to the H200 exports)";

@@ -8,6 +8,7 @@
 
 #include "topology/cluster.hpp"
 #include "workload/model.hpp"
+#include "workload/overlap.hpp"
 
 namespace cs::workload {
 
@@ -37,7 +38,7 @@ struct GpuCompute {
   double strided_Bps = 0;  // across batch and spatial axes (BatchNorm, NCHW)
   double strided_kernel_us = 0;
   double strided_fp32_Bps = 0;   // the same in fp32, where cuDNN's kernels run
-  int sm_count = 0;              // streaming multiprocessors (datasheet)
+  OverlapSlowdown overlap;       // kernels beside an NCCL kernel (overlap.hpp)
   double kernel_gap_us = 0;      // GPU time between two kernels queued back to back
   double launch_us = 0;          // host cost of one launch from C++ (DDP's reducer, NCCL)
   const char* gemm_source = "";  // where the GEMM figures came from

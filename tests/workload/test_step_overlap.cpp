@@ -1,6 +1,6 @@
 // DDP across GPUs on the step's timeline, derived by hand: all-reduces hidden behind backward or
 // exposed after it, a bucket that waits for the one before it on the NCCL stream, and compute
-// slowed while an all-reduce holds SMs.
+// slowed beside an all-reduce.
 #include <doctest/doctest.h>
 
 #include "workload/step_sim.hpp"
@@ -17,9 +17,10 @@ Task kernel(const char* name, double gpu_us) {
 }
 
 // Two layers, each with one gradient that is its own bucket; backward of layer 1 (last) then of
-// layer 0, `backward_us` each; all-reduces of `allreduce_us` each holding `share` of the SMs.
+// layer 0, `backward_us` each; all-reduces of `allreduce_us` each, of `ctas` CTAs, beside which
+// a kernel takes twice as long per 32 CTAs (a made-up curve, easy to derive by hand).
 // Buckets as views (no copies), no forward, no optimizer.
-StepPlan two_layers(double backward_us, double allreduce_us, double share) {
+StepPlan two_layers(double backward_us, double allreduce_us, int ctas) {
   StepPlan plan;
   for (int i = 0; i < 2; ++i) {
     LayerTasks layer;
@@ -32,7 +33,8 @@ StepPlan two_layers(double backward_us, double allreduce_us, double share) {
   }
   plan.buckets = {Bucket{{1}, 1e6, Dtype::fp32}, Bucket{{0}, 1e6, Dtype::fp32}};
   plan.allreduce_us = {allreduce_us, allreduce_us};
-  plan.allreduce_sm_share = {share, share};
+  plan.allreduce_ctas = {ctas, ctas};
+  plan.overlap = {{32}, {2.0}, {2.0}};
   plan.optimizer = kernel("opt", 0);
   return plan;
 }
@@ -60,14 +62,23 @@ TEST_CASE("ddp overlap: a bucket waits for the one before it on the NCCL stream"
   CHECK(r.breakdown.exposed_communication_us == doctest::Approx(200));
 }
 
-TEST_CASE("ddp overlap: compute runs slower while an all-reduce holds SMs") {
-  // 33 of 132 SMs (a quarter) held by bucket 0's all-reduce over 100..140: layer 0's backward,
-  // 100 us of work at the full GPU from 100, does 40 x 0.75 = 30 us of it by 140 and the other
-  // 70 by 210: 10 us of slowdown. Bucket 1 then runs 210..250.
-  const StepResult r = simulate_step(two_layers(100, 40, 33.0 / 132.0));
-  CHECK(r.breakdown.overlap_slowdown_us == doctest::Approx(10));
-  CHECK(r.buckets[1].start_us == doctest::Approx(210));
-  CHECK(r.breakdown.step_us == doctest::Approx(250));
+TEST_CASE("ddp overlap: compute runs slower beside an all-reduce") {
+  // 8 CTAs: factor 1 + (2 - 1) x 8 / 32 = 1.25, a rate of 0.8. Bucket 0's all-reduce runs
+  // 100..140: layer 0's backward, 100 us alone from 100, does 40 x 0.8 = 32 us of it by 140 and
+  // the other 68 by 208: 8 us of slowdown. Bucket 1 then runs 208..248.
+  const StepResult r = simulate_step(two_layers(100, 40, 8));
+  CHECK(r.breakdown.overlap_slowdown_us == doctest::Approx(8));
+  CHECK(r.buckets[1].start_us == doctest::Approx(208));
+  CHECK(r.breakdown.step_us == doctest::Approx(248));
+}
+
+TEST_CASE("overlap curve: 1 alone, linear between measured counts, the last beyond") {
+  const OverlapSlowdown o{{4, 8}, {1.2, 1.3}, {1.02, 1.04}};
+  CHECK(o.factor(0, false) == 1.0);
+  CHECK(o.factor(2, false) == doctest::Approx(1.1));   // halfway from (0, 1) to (4, 1.2)
+  CHECK(o.factor(6, false) == doctest::Approx(1.25));  // halfway from (4, 1.2) to (8, 1.3)
+  CHECK(o.factor(6, true) == doctest::Approx(1.03));
+  CHECK(o.factor(64, false) == doctest::Approx(1.3));
 }
 
 }  // namespace
