@@ -19,7 +19,8 @@ namespace {
 // Each bucket's all-reduce across `ranks`, alone on the topology (flow fidelity, NCCL's priors
 // or the calibration's constants, NCCL's own choice of algorithm, protocol and channels): DDP
 // runs one NCCL stream per rank, so a rank's all-reduces never overlap one another, and with
-// every rank alike they all start together. Sets the plan's times, CTA counts and labels.
+// every rank alike they all start together. Sets the plan's times, CTA counts and labels, and
+// the time of the buffers' broadcast.
 void time_allreduces(workload::StepPlan& plan, const topo::ClusterGraph& graph,
                      const std::vector<int>& ranks, const coll::NcclParams& params) {
   coll::Communicator comm(graph, ranks, params);
@@ -32,6 +33,11 @@ void time_allreduces(workload::StepPlan& plan, const topo::ClusterGraph& graph,
   sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
   const std::vector<coll::SweepRow> rows =
       coll::sweep(comm, coll::Op::all_reduce, sizes, fp32, options, coll::Fidelity::flow);
+  if (plan.broadcast) {
+    const std::vector<coll::SweepRow> b = coll::sweep(
+        comm, coll::Op::broadcast, {plan.buffer_bytes}, fp32, options, coll::Fidelity::flow);
+    plan.broadcast_us = b.front().time_us;
+  }
   plan.allreduce_us.clear();
   for (const workload::Bucket& b : plan.buckets) {
     const auto at = std::lower_bound(sizes.begin(), sizes.end(), b.bytes) - sizes.begin();
@@ -69,6 +75,8 @@ void add_step_flags(CLI::App* cmd, StepFlags& flags) {
   cmd->add_flag("--gradient-as-bucket-view", flags.bucket_view,
                 "DDP's gradient_as_bucket_view=True: no copies into and out of buckets");
   cmd->add_flag("--pageable", flags.pageable, "Input in pageable host memory (default: pinned)");
+  cmd->add_flag("--no-broadcast-buffers", flags.no_broadcast_buffers,
+                "DDP's broadcast_buffers=False: no broadcast of module buffers before forward");
   cmd->add_option("--compute", flags.compute,
                   "Layer times: measured (scaled through the work model; the default) or work");
   cmd->add_option("--measurement", flags.measurement,
@@ -99,6 +107,7 @@ workload::StepOptions step_options(const StepFlags& a, const workload::Model& mo
         a.optimizer == "sgd" ? workload::OptimizerKind::sgd : workload::OptimizerKind::adamw;
   }
   if (!(a.bucket_cap_mb > 0)) throw InputError("key 'bucket-cap-mb': must be above 0");
+  o.broadcast_buffers = !a.no_broadcast_buffers;
   o.bucket_cap_mb = a.bucket_cap_mb;
   o.ddp = !a.no_ddp;
   o.gradient_as_bucket_view = a.bucket_view;

@@ -27,6 +27,7 @@ struct StepFlags {
   bool no_ddp = false;
   bool bucket_view = false;
   bool pageable = false;
+  bool no_broadcast_buffers = false;
   std::string compute = "measured";
   std::string measurement;
 };

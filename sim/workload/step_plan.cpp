@@ -290,6 +290,10 @@ StepPlan plan_step(const Model& model, const StepOptions& options, const topo::G
     plan.compute_note = "from work alone (--compute work)";
   (void)scaled_layers;
 
+  for (const Layer& layer : model.layers) {
+    for (const TensorSpec& b : layer.buffers) plan.buffer_bytes += b.bytes();
+  }
+  plan.broadcast = options.ddp && options.broadcast_buffers && plan.buffer_bytes > 0;
   plan.kernel_gap_us = compute.kernel_gap_us;
   plan.overlap = compute.overlap;
   if (options.ddp) {

@@ -25,6 +25,7 @@ struct StepOptions {
   bool ddp = true;
   double bucket_cap_mb = kDefaultBucketCapMb;
   bool gradient_as_bucket_view = false;
+  bool broadcast_buffers = true;  // DDP's default: rank 0's buffers broadcast before forward
   ComputeSource compute = ComputeSource::measured;  // measured falls back to work where absent
   std::string measurement;  // a measurement id to scale from; "" picks one (pick_measurement)
 };
@@ -68,6 +69,11 @@ struct StepPlan {
   // Per bucket, the CTAs of the all-reduce's kernel (NCCL's channels, one CTA each): kernels
   // overlapping it slow by `overlap`'s factor for that count.
   std::vector<int> allreduce_ctas;
+  // DDP's broadcast of the module buffers (BatchNorm statistics) from rank 0 before each
+  // forward, on the NCCL stream; forward waits for it. 0 us with one rank (in place: nothing).
+  double buffer_bytes = 0;
+  double broadcast_us = 0;
+  bool broadcast = false;
   OverlapSlowdown overlap;
   std::vector<std::string> allreduce_label;  // per bucket: NCCL's algorithm/protocol/channels
   double ddp_host_us_per_kernel = 0;

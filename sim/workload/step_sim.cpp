@@ -185,8 +185,16 @@ StepResult simulate_step(const StepPlan& plan) {
       b.input_copy_us += plan.input_copy_us;
     }
   }
+  // DDP's buffer broadcast: after what the compute stream has queued, before forward.
+  TimePs forward_after = 0;
+  if (plan.broadcast) {
+    const TimePs ready = t.compute();
+    forward_after = t.run(launch_of("broadcast buffers", plan.broadcast_us, 1, launch_us),
+                          Lane::nccl, "broadcast", ready, b.communication_us);
+  }
   for (const LayerTasks& layer : plan.layers) {
-    t.run(layer.forward, Lane::compute, "forward", 0, b.forward_us);
+    t.run(layer.forward, Lane::compute, "forward", forward_after, b.forward_us);
+    forward_after = 0;
   }
 
   // Backward in reverse; after each layer its gradients are ready. DDP copies each into its

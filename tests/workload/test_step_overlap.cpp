@@ -72,6 +72,18 @@ TEST_CASE("ddp overlap: compute runs slower beside an all-reduce") {
   CHECK(r.breakdown.step_us == doctest::Approx(248));
 }
 
+TEST_CASE("ddp: forward waits for the broadcast of rank 0's buffers") {
+  // broadcast_buffers: a 30 us broadcast on the NCCL stream at 0..30, then layer 1's forward of
+  // 50 us at 30..80 (layer 0's forward is empty here), backward 100 us per layer from 80.
+  StepPlan plan = two_layers(100, 0, 0);
+  plan.layers[1].forward = kernel("f", 50);
+  plan.broadcast = true;
+  plan.broadcast_us = 30;
+  const StepResult r = simulate_step(plan);
+  CHECK(r.breakdown.exposed_communication_us == doctest::Approx(30));
+  CHECK(r.breakdown.step_us == doctest::Approx(30 + 50 + 200));
+}
+
 TEST_CASE("overlap curve: 1 alone, linear between measured counts, the last beyond") {
   const OverlapSlowdown o{{4, 8}, {1.2, 1.3}, {1.02, 1.04}};
   CHECK(o.factor(0, false) == 1.0);
