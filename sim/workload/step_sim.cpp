@@ -194,7 +194,7 @@ StepResult simulate_step(const StepPlan& plan) {
   }
   for (const LayerTasks& layer : plan.layers) {
     t.run(layer.forward, Lane::compute, "forward", forward_after, b.forward_us);
-    forward_after = 0;
+    if (layer.forward.kernels > 0 || layer.forward.gpu_us > 0) forward_after = 0;  // waited
   }
 
   // Backward in reverse; after each layer its gradients are ready. DDP copies each into its
