@@ -1,6 +1,7 @@
 // `clustersim scale`: a model's DDP step at growing GPU counts on one or more topologies, GPUs
 // filled server by server (ranks 0..N-1 are numbered that way): step time, samples/s, scaling
 // efficiency against one GPU and the exposed communication, as a table, CSV or JSON.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -36,7 +37,7 @@ struct Point {
   int batch = 0;  // per GPU
   double step_ms = 0;
   double samples_per_s = 0;
-  double efficiency = 0;  // samples/s against gpus x one GPU's (weak) or one GPU's x gpus (strong)
+  double efficiency = 0;  // samples/s per GPU against the smallest count's
   double exposed_ms = 0;
   double allreduce_ms = 0;
 };
@@ -54,7 +55,7 @@ std::vector<int> gpu_counts(const std::string& text, int available) {
   while (std::getline(in, item, ',')) {
     char* end = nullptr;
     const long n = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || n < 1) {
+    if (item.empty() || *end != '\0' || n < 1 || n > (1 << 24)) {
       throw InputError("key 'gpus': '" + item + "' is not a GPU count (an integer >= 1)");
     }
     out.push_back(static_cast<int>(n));
@@ -80,8 +81,11 @@ std::vector<Point> scale_one(const std::string& path, const workload::Model& mod
   const int available = static_cast<int>(cluster.ranks.size());
   const workload::StepOptions base = step_options(a.step, model);
   std::vector<Point> points;
-  double one_gpu_samples = 0;
-  for (int n : gpu_counts(a.gpus, available)) {
+  double base_per_gpu = 0;  // samples/s per GPU at the smallest count
+  std::vector<int> counts = gpu_counts(a.gpus, available);
+  std::sort(counts.begin(), counts.end());
+  counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+  for (int n : counts) {
     if (n > available) continue;  // a topology smaller than the count: no point
     std::vector<int> ranks(static_cast<std::size_t>(n));
     for (int r = 0; r < n; ++r) ranks[static_cast<std::size_t>(r)] = r;
@@ -104,10 +108,10 @@ std::vector<Point> scale_one(const std::string& path, const workload::Model& mod
     pt.samples_per_s = options.batch * n / (pt.step_ms / 1e3);
     pt.exposed_ms = p.result.breakdown.exposed_communication_us / 1e3;
     pt.allreduce_ms = p.result.breakdown.communication_us / 1e3;
-    if (n == 1) one_gpu_samples = pt.samples_per_s;
-    // Weak: against n x one GPU's throughput; strong: the same ratio (one GPU holds the whole
-    // batch there), so both read as speedup / n.
-    pt.efficiency = one_gpu_samples > 0 ? pt.samples_per_s / (n * one_gpu_samples) : 0.0;
+    // Throughput per GPU against the smallest count's (one GPU when the list starts there):
+    // speedup / n, for weak and strong scaling alike.
+    if (points.empty()) base_per_gpu = pt.samples_per_s / n;
+    pt.efficiency = base_per_gpu > 0 ? pt.samples_per_s / n / base_per_gpu : 0.0;
     points.push_back(pt);
   }
   return points;
@@ -143,7 +147,7 @@ void run_scale(const ScaleArgs& a) {
                  "exposed_communication_ms,allreduce_ms\n";
   } else {
     std::cout << "# clustersim scale: " << model.name << ", " << (a.strong ? "strong" : "weak")
-              << " scaling, GPUs filled server by server\n";
+              << " scaling, GPUs filled server by server, efficiency against the smallest count\n";
     std::snprintf(line, sizeof line, "%-28s %6s %7s %6s %10s %12s %6s %10s %10s\n", "# topology",
                   "gpus", "servers", "batch", "step ms", "samples/s", "eff", "exposed ms",
                   "allred ms");

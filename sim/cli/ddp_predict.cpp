@@ -70,10 +70,13 @@ void add_step_flags(CLI::App* cmd, StepFlags& flags) {
   cmd->add_option("--seq", flags.seq, "Sequence length (default: the model file's)");
   cmd->add_option("--precision", flags.precision, "bf16 (autocast) or fp32");
   cmd->add_option("--optimizer", flags.optimizer, "sgd (momentum) or adamw");
-  cmd->add_option("--bucket-cap-mb", flags.bucket_cap_mb, "DDP bucket cap in MiB (default 25)");
+  cmd->add_option("--bucket-cap-mb", flags.bucket_cap_mb,
+                  "DDP bucket cap in MiB (default 25, with a 1 MiB first bucket)")
+      ->each([&flags](const std::string&) { flags.bucket_cap_set = true; });
   cmd->add_flag("--no-ddp", flags.no_ddp, "The plain training step, without the DDP wrapper");
-  cmd->add_flag("--gradient-as-bucket-view", flags.bucket_view,
-                "DDP's gradient_as_bucket_view=True: no copies into and out of buckets");
+  cmd->add_flag(
+      "--gradient-as-bucket-view", flags.bucket_view,
+      "DDP's gradient_as_bucket_view=True: gradients scaled in their buckets, no copy back");
   cmd->add_flag("--pageable", flags.pageable, "Input in pageable host memory (default: pinned)");
   cmd->add_flag("--no-broadcast-buffers", flags.no_broadcast_buffers,
                 "DDP's broadcast_buffers=False: no broadcast of module buffers before forward");
@@ -109,6 +112,7 @@ workload::StepOptions step_options(const StepFlags& a, const workload::Model& mo
   if (!(a.bucket_cap_mb > 0)) throw InputError("key 'bucket-cap-mb': must be above 0");
   o.broadcast_buffers = !a.no_broadcast_buffers;
   o.bucket_cap_mb = a.bucket_cap_mb;
+  o.bucket_cap_set = a.bucket_cap_set;
   o.ddp = !a.no_ddp;
   o.gradient_as_bucket_view = a.bucket_view;
   if (a.pageable) o.input_pinned = false;

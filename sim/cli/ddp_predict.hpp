@@ -24,6 +24,7 @@ struct StepFlags {
   std::string precision;
   std::string optimizer;
   double bucket_cap_mb = workload::kDefaultBucketCapMb;
+  bool bucket_cap_set = false;
   bool no_ddp = false;
   bool bucket_view = false;
   bool pageable = false;

@@ -20,7 +20,7 @@ double OverlapSlowdown::factor(int ctas_beside, bool memory_bound) const {
 }
 
 OverlapSlowdown overlap_prior() {
-  // The GEMMs slow by 13-46% beside as few as 4 CTAs: cuBLAS's Hopper kernels are persistent,
+  // The GEMMs slow by 15-46% beside as few as 4 CTAs: cuBLAS's Hopper kernels are persistent,
   // one CTA per SM with the tiles split among them up front, so the few CTAs that share an SM
   // with the copy hold back the whole GEMM. Memory-bound kernels lose about the bandwidth the
   // copy takes. The copy streams faster than NCCL's kernels do per channel (96 GB/s per CTA

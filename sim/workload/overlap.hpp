@@ -16,7 +16,7 @@ struct OverlapSlowdown {
 
 // H200, calibrate/data/h200x1-overlap/overlap.json: bf16 GEMMs (8192^3, 8192x3072x768, 4096^3;
 // the median of the three at each count) and a 1 GiB elementwise add, each beside a copy kernel
-// of 4-32 CTAs x 512 threads streaming 1 GiB on another stream.
+// of 4-32 CTAs x 512 threads copying 1 GiB (2 GiB of traffic a pass) on another stream.
 OverlapSlowdown overlap_prior();
 
 }  // namespace cs::workload

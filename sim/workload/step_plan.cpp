@@ -107,10 +107,15 @@ KernelWork kernel_times(const std::vector<Op>& ops, const WorkScale& s, bool bac
 }
 
 void spread(Task& task, const KernelWork& work) {
-  if (static_cast<int>(work.us.size()) != task.kernels) return;
   double total = 0;
-  for (double w : work.us) total += w;
-  if (!(total > 0)) return;
+  double memory = 0;
+  for (std::size_t i = 0; i < work.us.size(); ++i) {
+    total += work.us[i];
+    if (work.memory_bound[i] != 0) memory += work.us[i];
+  }
+  // Where the kernels cannot be matched one to one, the layer's dominant kind stands for all.
+  task.memory_bound_default = memory > total / 2;
+  if (static_cast<int>(work.us.size()) != task.kernels || !(total > 0)) return;
   task.kernel_us.clear();
   for (double w : work.us) task.kernel_us.push_back(task.gpu_us * w / total);
   task.memory_bound = work.memory_bound;
@@ -268,8 +273,10 @@ StepPlan plan_step(const Model& model, const StepOptions& options, const topo::G
   opt_work.bytes = elements * optimizer_bytes_per_element(options.optimizer);
   opt_work.kernels = optimizer_kernels(options.optimizer, tensors, elements);
   const double opt_now = op_time_us(opt_work, false, compute);
-  if (m != nullptr && m->optimizer == options.optimizer && m->optimizer_kernels > 0) {
-    const double opt_then = op_time_us(opt_work, false, measured_gpu);
+  plan.optimizer.memory_bound_default = true;
+  const double opt_then = m != nullptr ? op_time_us(opt_work, false, measured_gpu) : 0.0;
+  if (m != nullptr && m->optimizer == options.optimizer && m->optimizer_kernels > 0 &&
+      opt_then > 0) {
     plan.optimizer.gpu_us = m->optimizer_us * opt_now / opt_then;
     plan.optimizer.kernels = m->optimizer_kernels;
   } else {
@@ -306,20 +313,22 @@ StepPlan plan_step(const Model& model, const StepOptions& options, const topo::G
         ready.push_back({*p, plan.grad_bytes[i], plan.grad_dtypes[i]});
       }
     }
-    const bool default_cap = options.bucket_cap_mb == kDefaultBucketCapMb;
+    // PyTorch caps the first bucket at 1 MiB only when bucket_cap_mb is left unset.
+    const bool default_cap = !options.bucket_cap_set;
     const double cap = bucket_cap_bytes(options.bucket_cap_mb);
     plan.buckets = assign_buckets(ready, cap, default_cap ? kFirstBucketBytes : cap);
-    if (!options.gradient_as_bucket_view) {
-      // One copy kernel per gradient each way: read its bytes once and write them once.
-      for (double bytes : plan.grad_bytes) {
-        Op copy;
-        copy.kind = OpKind::memory;
-        copy.bytes = 2 * bytes;
-        copy.kernels = 1;
-        const double us = op_time_us(copy, true, compute);
-        plan.copy_in_us.push_back(us);
-        plan.copy_out_us.push_back(us);
-      }
+    // The reducer's hook runs one kernel per gradient: a copy into the bucket scaled by 1 / world
+    // size (read its bytes once, write them once), or, with bucket views, that scaling in place
+    // (the same traffic); and without views a copy back per gradient after the all-reduce
+    // (reducer.cpp, mark_variable_ready_dense and finalize_backward).
+    for (double bytes : plan.grad_bytes) {
+      Op copy;
+      copy.kind = OpKind::memory;
+      copy.bytes = 2 * bytes;
+      copy.kernels = 1;
+      const double us = op_time_us(copy, true, compute);
+      plan.copy_in_us.push_back(us);
+      if (!options.gradient_as_bucket_view) plan.copy_out_us.push_back(us);
     }
     // One rank: DDP all-reduces its bucket in place with a sum (the 1 / world size is applied in
     // the copy into the bucket), and NCCL's one-rank path (ncclLaunchOneRank, src/enqueue.cc)

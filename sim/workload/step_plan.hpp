@@ -24,6 +24,7 @@ struct StepOptions {
   bool input_pinned = true;
   bool ddp = true;
   double bucket_cap_mb = kDefaultBucketCapMb;
+  bool bucket_cap_set = false;  // bucket_cap_mb given by the user (no 1 MiB first bucket then)
   bool gradient_as_bucket_view = false;
   bool broadcast_buffers = true;  // DDP's default: rank 0's buffers broadcast before forward
   ComputeSource compute = ComputeSource::measured;  // measured falls back to work where absent
@@ -43,6 +44,7 @@ struct Task {
   // Each kernel's GPU time, when known (they add to gpu_us); else the kernels split it evenly.
   std::vector<double> kernel_us;
   std::vector<std::uint8_t> memory_bound;  // per kernel of kernel_us: 1 for memory-bound
+  bool memory_bound_default = false;       // for kernels memory_bound does not list
 };
 
 struct LayerTasks {

@@ -18,9 +18,11 @@ double us_of(TimePs t) {
   return us_from_ps(t);
 }
 
-// A task of `kernels` kernels adding to `gpu_us`, each launched `host_us` after the last.
+// A task of `kernels` memory-bound kernels (copies) adding to `gpu_us`, each launched
+// `host_us` after the last.
 Task launch_of(std::string name, double gpu_us, int kernels, double host_us) {
   Task t;
+  t.memory_bound_default = true;
   t.name = std::move(name);
   t.gpu_us = gpu_us;
   t.kernels = kernels;
@@ -33,44 +35,53 @@ class Timeline {
   Timeline(StepResult& result, TimePs gap, OverlapSlowdown overlap)
       : result_(result), gap_(gap), overlap_(std::move(overlap)) {}
 
-  // Launches `task` on `lane`, not before `not_before` (an event it waits on). Kernel j is
-  // launched by the host at H + j h and runs once the stream is free and its launch has
-  // happened; back to back, each is followed by the GPU's gap between kernels. Returns the end.
+  // Launches `task` on `lane`, not before `not_before` (an event it waits on). Kernel j (from 1)
+  // is launched by the host at H + j h and runs once its launch has happened and the stream's
+  // previous kernel has ended and the GPU's gap between queued kernels has passed. Returns the
+  // end of its last kernel (what an event recorded after it sees).
   TimePs run(const Task& task, Lane lane, const char* category, TimePs not_before,
              double& busy_us) {
     const int kernels = task.gpu_us > 0 ? std::max(task.kernels, 1) : task.kernels;
-    if (kernels == 0) return free_of(lane);
+    StreamState& stream = lane == Lane::nccl ? nccl_ : compute_;
+    if (kernels == 0) return stream.last_end;
     const bool listed = static_cast<int>(task.kernel_us.size()) == kernels;
     const TimePs h = ps_of_us(task.host_us_per_kernel);
     const TimePs even = ps_of_us(task.gpu_us / kernels);
     const TimePs host_start = host_;
-    TimePs& free = free_of(lane);
     TimePs start = -1;
     for (int j = 0; j < kernels; ++j) {
       host_ += h;
-      const TimePs ready = j == 0 ? std::max(free, not_before) : free;
+      const TimePs gap = stream.ran ? gap_ : 0;
+      const TimePs ready = std::max(stream.last_end + gap, j == 0 ? not_before : 0);
       const TimePs begin = std::max(ready, host_);
       if (lane == Lane::compute) {
+        // The stream's idle time before this kernel: the GPU's gap, then a wait for the event,
+        // then for the host's launch.
+        const TimePs idle = begin - stream.last_end;
+        const TimePs gap_part = std::min(gap, idle);
         const TimePs waited =
-            j == 0 ? std::min(std::max<TimePs>(0, not_before - free), begin - free) : 0;
+            j == 0 ? std::clamp<TimePs>(not_before - stream.last_end - gap_part, 0, idle - gap_part)
+                   : 0;
+        gaps_ += gap_part;
         exposed_ += waited;
-        host_idle_ += begin - free - waited;
+        host_idle_ += idle - gap_part - waited;
       }
       if (start < 0) start = begin;
       const TimePs length = listed ? ps_of_us(task.kernel_us[static_cast<std::size_t>(j)]) : even;
-      const bool memory_bound =
-          static_cast<std::size_t>(j) < task.memory_bound.size() && task.memory_bound[j] != 0;
+      const bool memory_bound = static_cast<std::size_t>(j) < task.memory_bound.size()
+                                    ? task.memory_bound[static_cast<std::size_t>(j)] != 0
+                                    : task.memory_bound_default;
       const TimePs end =
           lane == Lane::compute ? stretched(begin, length, memory_bound) : begin + length;
       slowdown_ += end - begin - length;
-      free = end + gap_;
-      gaps_ += lane == Lane::compute ? gap_ : 0;
+      stream.last_end = end;
+      stream.ran = true;
     }
     host_busy_ += host_ - host_start;
     busy_us += task.gpu_us;
     if (host_ > host_start) span(task.name, "launch", Lane::host, host_start, host_);
-    span(task.name, category, lane, start, free);
-    return free;
+    span(task.name, category, lane, start, stream.last_end);
+    return stream.last_end;
   }
 
   // An all-reduce's kernel of `ctas` CTAs runs over [start, end) (the NCCL stream runs one at a
@@ -105,27 +116,25 @@ class Timeline {
 
   // A blocking host-side copy (pageable memory): the host waits for the stream, then copies.
   TimePs run_blocking(const std::string& name, double us, double host_us) {
-    const TimePs start = std::max(host_ + ps_of_us(host_us), compute_);
-    host_idle_ += start - compute_;
+    const TimePs start = std::max(host_ + ps_of_us(host_us), compute_.last_end);
+    host_idle_ += start - compute_.last_end;
     const TimePs end = start + ps_of_us(us);
     span(name, "input", Lane::host, host_, end);
     span(name, "input", Lane::compute, start, end);
     host_ = end;
-    compute_ = end;
+    compute_.last_end = end;
     return end;
   }
 
-  TimePs compute() const { return compute_; }
-  TimePs nccl() const { return nccl_; }
-  TimePs host() const { return host_; }
+  TimePs compute() const { return compute_.last_end; }
 
   void finish(StepBreakdown& b) {
-    const TimePs end = std::max({host_, compute_, nccl_});
+    const TimePs end = std::max({host_, compute_.last_end, nccl_.last_end});
     // Past the last compute kernel: an all-reduce still running is exposed communication (the
     // step waits for it), and a host still launching beyond that is host-bound.
-    const TimePs nccl_tail = std::max<TimePs>(0, nccl_ - compute_);
+    const TimePs nccl_tail = std::max<TimePs>(0, nccl_.last_end - compute_.last_end);
     exposed_ += nccl_tail;
-    host_idle_ += end - compute_ - nccl_tail;
+    host_idle_ += end - compute_.last_end - nccl_tail;
     b.step_us = us_of(end);
     b.exposed_communication_us = us_of(exposed_);
     b.host_bound_idle_us = us_of(host_idle_);
@@ -135,13 +144,17 @@ class Timeline {
   }
 
  private:
-  TimePs& free_of(Lane lane) { return lane == Lane::nccl ? nccl_ : compute_; }
   void span(const std::string& name, const char* category, Lane lane, TimePs start, TimePs end) {
     result_.spans.push_back({name, category, lane, start, end});
   }
 
   StepResult& result_;
-  TimePs host_ = 0, compute_ = 0, nccl_ = 0;
+  struct StreamState {
+    TimePs last_end = 0;  // end of the last kernel run on it
+    bool ran = false;     // whether one has: the gap only separates queued kernels
+  };
+  TimePs host_ = 0;
+  StreamState compute_, nccl_;
   TimePs gap_ = 0;
   OverlapSlowdown overlap_;
   TimePs exposed_ = 0, host_idle_ = 0, host_busy_ = 0, gaps_ = 0, slowdown_ = 0;

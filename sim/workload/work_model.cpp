@@ -141,8 +141,13 @@ Op scaled(const Op& op, const WorkScale& scale) {
   switch (op.kind) {
     case OpKind::gemm:
     case OpKind::conv:
-      if (op.grows_batch != Dim::none) dim_of(out, op.grows_batch) *= scale.batch;
-      if (op.grows_seq != Dim::none) dim_of(out, op.grows_seq) *= scale.seq;
+      // Dimensions stay whole: a ratio's rounding must not move a dimension off alignment.
+      if (op.grows_batch != Dim::none) {
+        dim_of(out, op.grows_batch) = std::round(dim_of(out, op.grows_batch) * scale.batch);
+      }
+      if (op.grows_seq != Dim::none) {
+        dim_of(out, op.grows_seq) = std::round(dim_of(out, op.grows_seq) * scale.seq);
+      }
       break;
     case OpKind::attention:
       out.batch *= scale.batch;

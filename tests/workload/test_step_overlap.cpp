@@ -84,6 +84,20 @@ TEST_CASE("ddp: forward waits for the broadcast of rank 0's buffers") {
   CHECK(r.breakdown.step_us == doctest::Approx(30 + 50 + 200));
 }
 
+TEST_CASE("ddp overlap: the GPU's gap between kernels delays the next kernel, not the event") {
+  // A 2 us gap: bucket 0 is ready when layer 1's backward ends (100), not 2 us later; layer 0's
+  // backward starts after the gap, 102..202; bucket 1 runs 202..242, all of it exposed.
+  StepPlan plan = two_layers(100, 40, 0);
+  plan.kernel_gap_us = 2;
+  const StepResult r = simulate_step(plan);
+  CHECK(r.buckets[0].ready_us == doctest::Approx(100));
+  CHECK(r.buckets[0].start_us == doctest::Approx(100));
+  CHECK(r.buckets[1].start_us == doctest::Approx(202));
+  CHECK(r.breakdown.kernel_gaps_us == doctest::Approx(2));
+  CHECK(r.breakdown.exposed_communication_us == doctest::Approx(40));
+  CHECK(r.breakdown.step_us == doctest::Approx(242));
+}
+
 TEST_CASE("overlap curve: 1 alone, linear between measured counts, the last beyond") {
   const OverlapSlowdown o{{4, 8}, {1.2, 1.3}, {1.02, 1.04}};
   CHECK(o.factor(0, false) == 1.0);

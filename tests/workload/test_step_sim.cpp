@@ -38,13 +38,14 @@ TEST_CASE("step: kernels shorter than their launch leave the GPU waiting for the
 
 TEST_CASE("step: kernels longer than their launch run back to back after the first launch") {
   // 10 kernels of 10 us launched 1 us apart: the first starts at 1 us, the rest queue behind it:
-  // 1 + 100 = 101 us; with a 0.5 us gap between queued kernels, 1 + 100 + 10 x 0.5 = 106 us.
+  // 1 + 100 = 101 us; with a 0.5 us gap between queued kernels, 1 + 100 + 9 x 0.5 = 105.5 us
+  // (the gap separates kernels: none after the last).
   StepPlan plan = one_layer(task("f", 100, 10, 1), task("b", 0, 0, 1));
   CHECK(simulate_step(plan).breakdown.step_us == doctest::Approx(101));
   plan.kernel_gap_us = 0.5;
   const StepResult r = simulate_step(plan);
-  CHECK(r.breakdown.step_us == doctest::Approx(106));
-  CHECK(r.breakdown.kernel_gaps_us == doctest::Approx(5));
+  CHECK(r.breakdown.step_us == doctest::Approx(105.5));
+  CHECK(r.breakdown.kernel_gaps_us == doctest::Approx(4.5));
   CHECK(r.breakdown.host_bound_idle_us == doctest::Approx(1));
 }
 
