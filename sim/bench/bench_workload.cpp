@@ -1,10 +1,16 @@
 // One simulated training step of each shipped model on one H200 (DDP, 25 MiB buckets): wall time
 // to plan the step (layer times through the work model, buckets) and to run it kernel by kernel.
 // The model file is read once, outside the timing; BM_LoadModel times that read on its own.
+// BM_DdpStepGpt2 adds the bucket all-reduces on the collective model, GPT-2 on 8 to 16,384 H100s
+// of generated DGX fat trees, and BM_ScaleGpt2 a `scale` of 11 points to 1,024 GPUs.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
+#include "bench/bench_support.hpp"
+#include "cli/ddp_predict.hpp"
 #include "topology/loader.hpp"
 #include "workload/model_loader.hpp"
 #include "workload/step_plan.hpp"
@@ -47,6 +53,44 @@ void BM_LoadModel(benchmark::State& state) {
   state.SetLabel(kModels[state.range(0)]);
 }
 BENCHMARK(BM_LoadModel)->DenseRange(0, 5)->Unit(benchmark::kMillisecond);
+
+// One DDP step of GPT-2 (25 MiB buckets) on `GPUs` H100s: the memory check, the plan, every
+// bucket's all-reduce on the collective model (flow fidelity) and the step. The topology is
+// built outside the timing.
+void BM_DdpStepGpt2(benchmark::State& state) {
+  const int gpus = static_cast<int>(state.range(0));
+  const topo::Cluster cluster =
+      topo::load_cluster_from_string(bench::dgx_fat_tree_yaml(std::max(1, gpus / 8)), "generated");
+  const workload::Model model = workload::load_model_file(model_path(1));
+  const workload::StepOptions options = workload::default_options(model);
+  std::vector<int> ranks(static_cast<std::size_t>(gpus));
+  for (int r = 0; r < gpus; ++r) ranks[static_cast<std::size_t>(r)] = r;
+  double step_ms = 0;
+  for (auto _ : state) {
+    const cli::DdpPrediction p = cli::predict_ddp(cluster, model, options, ranks, nullptr);
+    step_ms = p.result.breakdown.step_us / 1e3;
+    benchmark::DoNotOptimize(step_ms);
+  }
+  state.counters["step_ms"] = step_ms;
+  state.counters["peak_rss_MB"] = bench::peak_rss_MB();
+}
+BENCHMARK(BM_DdpStepGpt2)->Arg(8)->Arg(1024)->Arg(16384)->Unit(benchmark::kMillisecond);
+
+// `scale`'s work for 11 points, 1 to 1,024 GPUs, on one 1,024-GPU fat tree.
+void BM_ScaleGpt2(benchmark::State& state) {
+  const topo::Cluster cluster =
+      topo::load_cluster_from_string(bench::dgx_fat_tree_yaml(128), "generated");
+  const workload::Model model = workload::load_model_file(model_path(1));
+  const workload::StepOptions options = workload::default_options(model);
+  for (auto _ : state) {
+    for (int gpus = 1; gpus <= 1024; gpus *= 2) {
+      std::vector<int> ranks(static_cast<std::size_t>(gpus));
+      for (int r = 0; r < gpus; ++r) ranks[static_cast<std::size_t>(r)] = r;
+      benchmark::DoNotOptimize(cli::predict_ddp(cluster, model, options, ranks, nullptr));
+    }
+  }
+}
+BENCHMARK(BM_ScaleGpt2)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
