@@ -13,6 +13,8 @@
 
 #include "cli/commands.hpp"
 #include "cli/ddp_predict.hpp"
+#include "cli/output_guard.hpp"
+#include "cli/scale_plot.hpp"
 #include "core/error.hpp"
 #include "topology/loader.hpp"
 #include "workload/model_loader.hpp"
@@ -28,6 +30,7 @@ struct ScaleArgs {
   StepFlags step;
   bool csv = false;
   bool json = false;
+  std::string plot;
 };
 
 struct Point {
@@ -118,10 +121,18 @@ std::vector<Point> scale_one(const std::string& path, const workload::Model& mod
 }
 
 void run_scale(const ScaleArgs& a) {
+  std::vector<NamedPath> inputs = {{"--model file", a.model}};
+  for (const std::string& t : a.topologies) inputs.push_back({"--topology file", t});
+  refuse_outputs_over_inputs({{"--plot", a.plot}}, inputs);
   const workload::Model model = workload::load_model_file(a.model);
   std::vector<Point> all;
   for (const std::string& t : a.topologies) {
     for (const Point& p : scale_one(t, model, a)) all.push_back(p);
+  }
+  if (!a.plot.empty()) {
+    std::vector<PlotPoint> plot;
+    for (const Point& p : all) plot.push_back({p.topology, p.gpus, p.samples_per_s, p.efficiency});
+    plot_scaling(plot, model.name, a.plot);
   }
   if (a.json) {
     nlohmann::json rows = nlohmann::json::array();
@@ -180,6 +191,8 @@ void add_scale_command(CLI::App& app) {
   cmd->add_flag("--strong", args->strong,
                 "Keep the global batch (the per-GPU batch at one GPU) instead of the per-GPU one");
   add_step_flags(cmd, args->step);
+  cmd->add_option("--plot", args->plot,
+                  "Draw throughput and efficiency against GPUs into OUT.png or OUT.svg (gnuplot)");
   auto* csv = cmd->add_flag("--csv", args->csv, "Print CSV");
   cmd->add_flag("--json", args->json, "Print JSON")->excludes(csv);
   cmd->callback([args] { run_scale(*args); });

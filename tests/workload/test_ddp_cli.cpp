@@ -155,3 +155,36 @@ TEST_CASE("clustersim scale --strong splits the global batch, and refuses a coun
   cs::test::check_bad_input(cs::test::run_command(base + "--gpus 1,x 2>&1"),
                             "key 'gpus': 'x' is not a GPU count");
 }
+
+TEST_CASE("clustersim scale --plot draws a PNG and an SVG that open") {
+  const fs::path dir = fs::temp_directory_path() / ("cs-plot-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::string base = "'" + std::string(CLUSTERSIM_BINARY) + "' scale " + model("gpt2.yaml") +
+                           topo("dgx-h100-2node.yaml") + "--gpus 1,8,16 --plot ";
+  const cs::test::CommandResult png =
+      cs::test::run_command(base + "'" + (dir / "s.png").string() + "' 2>&1");
+  REQUIRE(png.status == 0);
+  const std::string bytes = cs::test::read_text_file((dir / "s.png").string());
+  // A PNG: its 8-byte signature, then the IHDR chunk with width and height (big-endian).
+  REQUIRE(bytes.size() > 1000);
+  CHECK(bytes.compare(0, 8, "\x89PNG\r\n\x1a\n") == 0);
+  CHECK(bytes.compare(12, 4, "IHDR") == 0);
+  auto be32 = [&bytes](std::size_t at) {
+    return (static_cast<unsigned>(static_cast<unsigned char>(bytes[at])) << 24) |
+           (static_cast<unsigned>(static_cast<unsigned char>(bytes[at + 1])) << 16) |
+           (static_cast<unsigned>(static_cast<unsigned char>(bytes[at + 2])) << 8) |
+           static_cast<unsigned>(static_cast<unsigned char>(bytes[at + 3]));
+  };
+  CHECK(be32(16) == 1400);
+  CHECK(be32(20) == 560);
+  const cs::test::CommandResult svg =
+      cs::test::run_command(base + "'" + (dir / "s.svg").string() + "' 2>&1");
+  REQUIRE(svg.status == 0);
+  const std::string text = cs::test::read_text_file((dir / "s.svg").string());
+  CHECK(text.find("<svg") != std::string::npos);
+  CHECK(text.find("dgx-h100-2node") != std::string::npos);  // the legend names the topology
+  cs::test::check_bad_input(cs::test::run_command(base + "'" + (dir / "s.gif").string() + "' 2>&1"),
+                            "key 'plot': ");
+  CHECK_FALSE(fs::exists(dir / "s.gif"));
+  fs::remove_all(dir);
+}
