@@ -131,6 +131,7 @@ void run_scale(const ScaleArgs& a) {
   }
   if (!a.plot.empty()) {
     std::vector<PlotPoint> plot;
+    plot.reserve(all.size());
     for (const Point& p : all) plot.push_back({p.topology, p.gpus, p.samples_per_s, p.efficiency});
     plot_scaling(plot, model.name, a.plot);
   }
