@@ -99,28 +99,37 @@ TEST_CASE("clustersim ddp: bad flags exit 2 with one line") {
 }
 
 TEST_CASE(
-    "clustersim ddp -n 8: each bucket's all-reduce is the collective model's, as coll gives") {
-  // The same all-reduce, the same ranks and topology: ddp's bucket and coll's row must agree.
-  const cs::test::CommandResult r = ddp(topo("dgx-h100.yaml") + model("gpt2.yaml") + "-n 8 --json");
-  REQUIRE(r.status == 0);
-  const nlohmann::json out = nlohmann::json::parse(r.output);
-  CHECK(out["ranks"] == 8);
-  REQUIRE(out["buckets"].size() > 2);
-  const nlohmann::json& bucket = out["buckets"][1];
-  const auto bytes = static_cast<long long>(bucket["bytes"].get<double>());
-  const std::string size = std::to_string(bytes);
-  const cs::test::CommandResult c = cs::test::run_command(
-      "env -u NCCL_ALGO -u NCCL_PROTO -u NCCL_NVLS_ENABLE '" + std::string(CLUSTERSIM_BINARY) +
-      "' coll " + topo("dgx-h100.yaml") + "-n 8 -b " + size + " -e " + size + " --json");
-  REQUIRE(c.status == 0);
-  const nlohmann::json row = nlohmann::json::parse(c.output)["rows"][0];
-  const double coll_ms = row["time_us"].get<double>() / 1e3;
-  CHECK(bucket["end_ms"].get<double>() - bucket["start_ms"].get<double>() ==
-        doctest::Approx(coll_ms).epsilon(1e-9));
-  CHECK(bucket["nccl"].get<std::string>().rfind(row["algo"].get<std::string>() + "/", 0) == 0);
-  // 8 ranks of 8 samples: samples/s is 64 / step.
-  CHECK(out["samples_per_s"].get<double>() ==
-        doctest::Approx(64.0 / (out["step_ms"].get<double>() / 1e3)));
+    "clustersim ddp -n N: each bucket's all-reduce is the collective model's, as coll gives") {
+  // The same all-reduce, the same ranks and topology: ddp's bucket and coll's row must agree; on
+  // two servers the 16 ranks' rings share the servers' NICs and fabric as coll's flows do.
+  struct Case {
+    const char* topology;
+    int ranks;
+  };
+  for (const Case c : {Case{"dgx-h100.yaml", 8}, Case{"dgx-h100-2node.yaml", 16}}) {
+    CAPTURE(c.topology);
+    const std::string n = std::to_string(c.ranks);
+    const cs::test::CommandResult r =
+        ddp(topo(c.topology) + model("gpt2.yaml") + "-n " + n + " --json");
+    REQUIRE(r.status == 0);
+    const nlohmann::json out = nlohmann::json::parse(r.output);
+    CHECK(out["ranks"] == c.ranks);
+    REQUIRE(out["buckets"].size() > 2);
+    const nlohmann::json& bucket = out["buckets"][1];
+    const std::string size = std::to_string(static_cast<long long>(bucket["bytes"].get<double>()));
+    const cs::test::CommandResult cr = cs::test::run_command(
+        "env -u NCCL_ALGO -u NCCL_PROTO -u NCCL_NVLS_ENABLE '" + std::string(CLUSTERSIM_BINARY) +
+        "' coll " + topo(c.topology) + "-n " + n + " -b " + size + " -e " + size + " --json");
+    REQUIRE(cr.status == 0);
+    const nlohmann::json row = nlohmann::json::parse(cr.output)["rows"][0];
+    const double coll_ms = row["time_us"].get<double>() / 1e3;
+    CHECK(bucket["end_ms"].get<double>() - bucket["start_ms"].get<double>() ==
+          doctest::Approx(coll_ms).epsilon(1e-9));
+    CHECK(bucket["nccl"].get<std::string>().rfind(row["algo"].get<std::string>() + "/", 0) == 0);
+    // N ranks of 8 samples: samples/s is 8 N / step.
+    CHECK(out["samples_per_s"].get<double>() ==
+          doctest::Approx(8.0 * c.ranks / (out["step_ms"].get<double>() / 1e3)));
+  }
 }
 
 TEST_CASE("clustersim scale: weak scaling from one GPU, servers filled in order") {
