@@ -229,6 +229,7 @@ const std::vector<Shipped> kShipped = {
     {"dgx-h100-2node.yaml", 16, 16, 2, "rail_optimized", 8, 1},
     {"dgx-h100-4node.yaml", 32, 32, 4, "rail_optimized", 8, 1},
     {"dgx-h100-16node.yaml", 128, 128, 16, "rail_optimized", 8, 2},
+    {"dgx-h100-16node-100gbe.yaml", 128, 128, 16, "rail_optimized", 8, 2},
     {"dgx-h100-128node-fattree.yaml", 1024, 1024, 128, "fat_tree", 32, 16},
 };
 
