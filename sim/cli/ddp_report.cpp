@@ -81,7 +81,6 @@ std::string ddp_text(const DdpReport& r) {
 
 nlohmann::json ddp_json(const DdpReport& r) {
   const workload::StepBreakdown& b = r.result.breakdown;
-  nlohmann::ordered_json j;
   nlohmann::json out;
   out["model"] = r.model.name;
   out["topology"] = r.cluster.name;
@@ -120,7 +119,6 @@ nlohmann::json ddp_json(const DdpReport& r) {
                        {"end_ms", t.end_us / 1e3}});
   }
   out["buckets"] = buckets;
-  (void)j;
   return out;
 }
 

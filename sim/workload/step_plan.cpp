@@ -92,12 +92,14 @@ topo::GpuModel datasheet_of(const std::string& name) {
 struct KernelWork {
   std::vector<double> us;
   std::vector<std::uint8_t> memory_bound;
+  double total_us = 0;  // the ops' times summed, as work_us gives them
 };
 KernelWork kernel_times(const std::vector<Op>& ops, const WorkScale& s, bool backward,
                         const GpuCompute& gpu) {
   KernelWork out;
   for (const Op& op : ops) {
     const double t = op_time_us(scaled(op, s), backward, gpu);
+    out.total_us += t;
     for (int k = 0; k < op.kernels; ++k) {
       out.us.push_back(t / op.kernels);
       out.memory_bound.push_back(op.kind == OpKind::memory ? 1 : 0);
@@ -220,18 +222,18 @@ StepPlan plan_step(const Model& model, const StepOptions& options, const topo::G
     if (m->optimizer_kernels > 0) host_opt = m->host_optimizer_us / m->optimizer_kernels;
   }
 
-  int scaled_layers = 0;
   int work_layers = 0;
   int param_index = 0;
   for (const Layer& layer : model.layers) {
     LayerTasks t;
     t.forward.name = layer.name;
     t.backward.name = layer.name;
-    const double fwd_work = work_us(layer.forward, to_target, false, compute);
-    const double bwd_work = work_us(layer.backward, to_target, true, compute);
-    auto it = m != nullptr ? layer.measured.find(m->id) : layer.measured.end();
+    // Each op's time at the target, once: per kernel for the spread, summed for the layer.
     const KernelWork fwd_kernels = kernel_times(layer.forward, to_target, false, compute);
     const KernelWork bwd_kernels = kernel_times(layer.backward, to_target, true, compute);
+    const double fwd_work = fwd_kernels.total_us;
+    const double bwd_work = bwd_kernels.total_us;
+    auto it = m != nullptr ? layer.measured.find(m->id) : layer.measured.end();
     if (m != nullptr && it != layer.measured.end()) {
       const LayerMeasured& lm = it->second;
       const double fwd_then = work_us(layer.forward, to_measured, false, measured_gpu);
@@ -240,7 +242,6 @@ StepPlan plan_step(const Model& model, const StepOptions& options, const topo::G
       t.backward.gpu_us = bwd_then > 0 ? lm.backward_us * bwd_work / bwd_then : lm.backward_us;
       t.forward.kernels = lm.forward_kernels;
       t.backward.kernels = lm.backward_kernels;
-      ++scaled_layers;
     } else {
       t.forward.gpu_us = fwd_work;
       t.backward.gpu_us = bwd_work;
@@ -295,7 +296,6 @@ StepPlan plan_step(const Model& model, const StepOptions& options, const topo::G
   }
   if (options.compute == ComputeSource::work)
     plan.compute_note = "from work alone (--compute work)";
-  (void)scaled_layers;
 
   for (const Layer& layer : model.layers) {
     for (const TensorSpec& b : layer.buffers) plan.buffer_bytes += b.bytes();

@@ -49,9 +49,6 @@ constexpr double kStridedFp32Bps = 0.265 * 4.8e12;
 // resnet50, gpt2-medium, llama-1b and gpt2-xl; their median. gpt2 and bert-large, partly
 // host-bound there, are left out: their residual mixes in the host's.
 constexpr double kKernelGapUs = 1.7;
-// Host cost of one kernel launch from C++ (no Python dispatch): cs_cal_launch's launch_call on
-// H200, calibrate/data/h200x1/calibration.json (3.38 us).
-constexpr double kLaunchUs = 3.38;
 // FlashAttention-2's backward does 5 matrix products where the forward does 2, so 2.5x the
 // forward's FLOPs (Dao 2023, "FlashAttention-2", section 3.1).
 constexpr double kAttentionBackwardWork = 2.5;
@@ -125,7 +122,6 @@ GpuCompute gpu_compute_priors(const topo::GpuModel& model) {
   gpu.strided_fp32_Bps = kStridedFp32Bps;
   gpu.overlap = overlap_prior();
   gpu.kernel_gap_us = kKernelGapUs;
-  gpu.launch_us = kLaunchUs;
   gpu.gemm_source = "prior (fitted to the H200 exports)";
   return gpu;
 }

@@ -40,7 +40,6 @@ struct GpuCompute {
   double strided_fp32_Bps = 0;   // the same in fp32, where cuDNN's kernels run
   OverlapSlowdown overlap;       // kernels beside an NCCL kernel (overlap.hpp)
   double kernel_gap_us = 0;      // GPU time between two kernels queued back to back
-  double launch_us = 0;          // host cost of one launch from C++ (DDP's reducer, NCCL)
   const char* gemm_source = "";  // where the GEMM figures came from
 };
 
