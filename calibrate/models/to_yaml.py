@@ -213,8 +213,18 @@ def build(raws, sources):
     for op in first["ops"]:
         if op["phase"] == "backward" and op["kernels"] > 0:
             backward_owner(layers, first_of, op["layer"])["backward"].append(op)
-    params = first["params"]
+    params = dict(first["params"])
     buffers = first.get("buffers", {})
+    # A parameter of a module that runs no op of its own (BERT's cls.predictions.bias, tied to
+    # its decoder's bias) goes to the last layer of that module's submodules in forward order:
+    # the one that uses it, whose backward makes its gradient.
+    has_layer = {layer["module"] for layer in layers}
+    for module in list(params):
+        if module in has_layer:
+            continue
+        users = [layer["module"] for layer in layers if layer["module"].startswith(module + ".")]
+        if users:
+            params[users[-1]] = params.get(users[-1], []) + params.pop(module)
     # measured GPU time per layer, for every file
     measured = []
     for raw in raws:

@@ -29,6 +29,7 @@ void time_allreduces(workload::StepPlan& plan, const topo::ClusterGraph& graph,
   const coll::DataType fp32{"float", 4};
   std::vector<double> sizes;
   for (const workload::Bucket& b : plan.buckets) sizes.push_back(b.bytes);
+  if (plan.used_map) sizes.push_back(plan.used_map_bytes);
   std::sort(sizes.begin(), sizes.end());
   sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
   const std::vector<coll::SweepRow> rows =
@@ -38,12 +39,24 @@ void time_allreduces(workload::StepPlan& plan, const topo::ClusterGraph& graph,
         comm, coll::Op::broadcast, {plan.buffer_bytes}, fp32, options, coll::Fidelity::flow);
     plan.broadcast_us = b.front().time_us;
   }
+  const auto row_of = [&](double bytes) -> const coll::SweepRow& {
+    const auto at = std::lower_bound(sizes.begin(), sizes.end(), bytes) - sizes.begin();
+    return rows[static_cast<std::size_t>(at)];
+  };
+  if (plan.used_map) plan.used_map_allreduce_us = row_of(plan.used_map_bytes).time_us;
+  const double n = static_cast<double>(ranks.size());
   plan.allreduce_us.clear();
   for (const workload::Bucket& b : plan.buckets) {
-    const auto at = std::lower_bound(sizes.begin(), sizes.end(), b.bytes) - sizes.begin();
-    const coll::SweepRow& row = rows[static_cast<std::size_t>(at)];
+    const coll::SweepRow& row = row_of(b.bytes);
     plan.allreduce_us.push_back(row.time_us);
     plan.allreduce_ctas.push_back(row.choice.n_channels);
+    // What each channel's CTA moves per second alone: the all-reduce's bus bytes (nccl-tests'
+    // busbw convention, whatever the algorithm) over its time and channels.
+    const double bus_bytes = 2 * (n - 1) / n * b.bytes;
+    plan.allreduce_rate_gbps.push_back(row.time_us > 0 && row.choice.n_channels > 0
+                                           ? bus_bytes / (row.time_us * 1e-6) /
+                                                 row.choice.n_channels / 1e9
+                                           : 0.0);
     plan.allreduce_label.push_back(std::string(coll::to_string(row.choice.estimate.algo)) + "/" +
                                    coll::to_string(row.choice.estimate.proto) + "/" +
                                    std::to_string(row.choice.n_channels));
@@ -80,6 +93,10 @@ void add_step_flags(CLI::App* cmd, StepFlags& flags) {
   cmd->add_flag("--pageable", flags.pageable, "Input in pageable host memory (default: pinned)");
   cmd->add_flag("--no-broadcast-buffers", flags.no_broadcast_buffers,
                 "DDP's broadcast_buffers=False: no broadcast of module buffers before forward");
+  cmd->add_flag("--find-unused-parameters", flags.find_unused,
+                "DDP's find_unused_parameters=True: a graph walk per step, buckets never rebuilt");
+  cmd->add_flag("--first-step", flags.first_step,
+                "The first step, before DDP rebuilds its buckets (default: steady state)");
   cmd->add_option("--compute", flags.compute,
                   "Layer times: measured (scaled through the work model; the default) or work");
   cmd->add_option("--measurement", flags.measurement,
@@ -111,6 +128,8 @@ workload::StepOptions step_options(const StepFlags& a, const workload::Model& mo
   }
   if (!(a.bucket_cap_mb > 0)) throw InputError("key 'bucket-cap-mb': must be above 0");
   o.broadcast_buffers = !a.no_broadcast_buffers;
+  o.find_unused_parameters = a.find_unused;
+  o.first_step = a.first_step;
   o.bucket_cap_mb = a.bucket_cap_mb;
   o.bucket_cap_set = a.bucket_cap_set;
   o.ddp = !a.no_ddp;

@@ -29,6 +29,8 @@ struct StepFlags {
   bool bucket_view = false;
   bool pageable = false;
   bool no_broadcast_buffers = false;
+  bool find_unused = false;
+  bool first_step = false;
   std::string compute = "measured";
   std::string measurement;
 };

@@ -23,7 +23,9 @@ std::string settings_line(const DdpReport& r) {
     char cap[32];
     std::snprintf(cap, sizeof cap, "%g", r.options.bucket_cap_mb);
     s += ", DDP (" + std::string(cap) + " MiB buckets: " + std::to_string(r.plan.buckets.size()) +
-         (r.options.gradient_as_bucket_view ? ", gradient_as_bucket_view" : "") + ")";
+         (r.options.gradient_as_bucket_view ? ", gradient_as_bucket_view" : "") +
+         (r.options.find_unused_parameters ? ", find_unused_parameters" : "") +
+         (r.options.first_step ? ", first step" : "") + ")";
   } else {
     s += ", no DDP";
   }
@@ -73,9 +75,23 @@ std::string ddp_text(const DdpReport& r) {
     std::snprintf(line, sizeof line, "  %-22s %10.3f ms\n", row.label, row.us / 1e3);
     out << line;
   }
-  std::snprintf(line, sizeof line, "  (all-reduce %.3f ms on the NCCL stream; host busy %.3f ms)\n",
-                b.communication_us / 1e3, b.host_busy_us / 1e3);
+  std::snprintf(line, sizeof line,
+                "  (all-reduce %.3f ms on the NCCL stream, %.3f ms of it slowed by compute beside "
+                "it; host busy %.3f ms)\n",
+                b.communication_us / 1e3, b.communication_slowdown_us / 1e3, b.host_busy_us / 1e3);
   out << line;
+  if (r.ranks > 1 && !r.result.buckets.empty()) {
+    out << "# buckets in launch order; times in ms from the step's start; alone: the all-reduce "
+           "without compute beside it\n";
+    out << "#  bucket       MiB tensors      ready      start        end      alone  nccl\n";
+    for (std::size_t i = 0; i < r.result.buckets.size(); ++i) {
+      const workload::BucketTiming& t = r.result.buckets[i];
+      std::snprintf(line, sizeof line, "  %7zu %9.2f %7d %10.3f %10.3f %10.3f %10.3f  %s\n", i,
+                    t.bytes / (1024.0 * 1024.0), t.tensors, t.ready_us / 1e3, t.start_us / 1e3,
+                    t.end_us / 1e3, t.alone_us / 1e3, t.label.c_str());
+      out << line;
+    }
+  }
   return out.str();
 }
 
@@ -92,6 +108,8 @@ nlohmann::json ddp_json(const DdpReport& r) {
   out["optimizer"] = workload::to_string(r.options.optimizer);
   out["ddp"] = r.options.ddp;
   out["bucket_cap_mb"] = r.options.bucket_cap_mb;
+  out["find_unused_parameters"] = r.options.find_unused_parameters;
+  out["first_step"] = r.options.first_step;
   out["compute"] = r.plan.compute_note;
   out["measurement"] = r.plan.measurement;
   out["step_ms"] = b.step_us / 1e3;
@@ -99,6 +117,7 @@ nlohmann::json ddp_json(const DdpReport& r) {
   nlohmann::json breakdown;
   for (const Row& row : rows(b)) breakdown[row.key] = row.us / 1e3;
   breakdown["communication"] = b.communication_us / 1e3;
+  breakdown["communication_slowdown"] = b.communication_slowdown_us / 1e3;
   breakdown["host_busy"] = b.host_busy_us / 1e3;
   out["breakdown_ms"] = breakdown;
   out["memory_bytes"] = {{"params", r.memory.params},
@@ -116,7 +135,8 @@ nlohmann::json ddp_json(const DdpReport& r) {
                        {"tensors", t.tensors},
                        {"ready_ms", t.ready_us / 1e3},
                        {"start_ms", t.start_us / 1e3},
-                       {"end_ms", t.end_us / 1e3}});
+                       {"end_ms", t.end_us / 1e3},
+                       {"alone_ms", t.alone_us / 1e3}});
   }
   out["buckets"] = buckets;
   return out;
@@ -139,8 +159,9 @@ std::string ddp_csv(const DdpReport& r) {
     std::snprintf(num, sizeof num, ",%.6f", x.us / 1e3);
     row << num;
   }
-  head << ",communication_ms\n";
-  std::snprintf(num, sizeof num, ",%.6f\n", b.communication_us / 1e3);
+  head << ",communication_ms,communication_slowdown_ms\n";
+  std::snprintf(num, sizeof num, ",%.6f,%.6f\n", b.communication_us / 1e3,
+                b.communication_slowdown_us / 1e3);
   row << num;
   return head.str() + row.str();
 }

@@ -27,6 +27,12 @@ struct StepOptions {
   bool bucket_cap_set = false;  // bucket_cap_mb given by the user (no 1 MiB first bucket then)
   bool gradient_as_bucket_view = false;
   bool broadcast_buffers = true;  // DDP's default: rank 0's buffers broadcast before forward
+  // DDP's find_unused_parameters=True: a walk of the autograd graph after each forward, extra
+  // work in each gradient's hook, and the constructor's buckets kept (never rebuilt).
+  bool find_unused_parameters = false;
+  // The first step instead of steady state: before DDP rebuilds its buckets (without
+  // find_unused_parameters the constructor makes one bucket per dtype).
+  bool first_step = false;
   ComputeSource compute = ComputeSource::measured;  // measured falls back to work where absent
   std::string measurement;  // a measurement id to scale from; "" picks one (pick_measurement)
 };
@@ -71,6 +77,18 @@ struct StepPlan {
   // Per bucket, the CTAs of the all-reduce's kernel (NCCL's channels, one CTA each): kernels
   // overlapping it slow by `overlap`'s factor for that count.
   std::vector<int> allreduce_ctas;
+  // Per bucket, the bytes each CTA moves per second when the all-reduce runs alone (bus bytes,
+  // 2 (n - 1) / n of the bucket, over time and channels): beside compute it slows by
+  // overlap.comm_factor of this rate.
+  std::vector<double> allreduce_rate_gbps;
+  // find_unused_parameters=True: host time after forward (the graph walk), host time added to
+  // each gradient's hook, and the all-reduce of the used-parameter map (an int32 per parameter)
+  // after the last bucket; finalize waits for it.
+  double unused_walk_host_us = 0;
+  double unused_hook_host_us = 0;
+  bool used_map = false;
+  double used_map_bytes = 0;
+  double used_map_allreduce_us = 0;
   // DDP's broadcast of the module buffers (BatchNorm statistics) from rank 0 before each
   // forward, on the NCCL stream; forward waits for it. 0 us with one rank (in place: nothing).
   double buffer_bytes = 0;
@@ -93,6 +111,14 @@ const Measurement* pick_measurement(const Model& model, const StepOptions& optio
 // depends on where the GPU sits in the topology).
 StepPlan plan_step(const Model& model, const StepOptions& options, const topo::GpuModel& gpu_model,
                    const GpuCompute& compute, double input_copy_us);
+
+// find_unused_parameters=True's host costs per parameter tensor, measured on the H200 host
+// (calibrate/models/ddp_options.py, calibrate/data/h200x1-overlap/ddp_options.json): DDP
+// wrappers with it off and on, stepped in turn at batch 1 (host-bound). The forward call returns
+// 1.26, 1.29 and 1.80 us per parameter later (GPT-2, ResNet-50, BERT-large: the walk), the
+// rest of the step 4.2, 8.4 and 9.4 us per parameter later (the hooks); medians.
+inline constexpr double kUnusedWalkUsPerParam = 1.29;
+inline constexpr double kUnusedHookUsPerParam = 8.37;
 
 // Optimizer work from PyTorch's default multi-tensor (foreach) implementations on fp32
 // parameters: bytes read and written per parameter element in one step.

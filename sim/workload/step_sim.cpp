@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <optional>
 #include <utility>
 
 #include "core/error.hpp"
@@ -30,20 +32,33 @@ Task launch_of(std::string name, double gpu_us, int kernels, double host_us) {
   return t;
 }
 
+// A kernel on the NCCL stream. It starts once its launch has happened, its event has fired and
+// the stream's previous kernel has ended; it needs `length` of GPU time alone, and beside a
+// compute kernel progresses at 1 / overlap.comm_factor(rate).
+struct NcclKernel {
+  std::string name;
+  const char* category = "allreduce";
+  TimePs earliest = 0;  // launch and event
+  TimePs length = 0;
+  int ctas = 0;
+  double rate_gbps = 0;
+  int bucket = -1;  // the bucket it reduces, -1 for none
+  double left = 0;  // picoseconds of alone time still to run
+  TimePs start = -1, end = -1;
+};
+
 class Timeline {
  public:
   Timeline(StepResult& result, TimePs gap, OverlapSlowdown overlap)
       : result_(result), gap_(gap), overlap_(std::move(overlap)) {}
 
-  // Launches `task` on `lane`, not before `not_before` (an event it waits on). Kernel j (from 1)
-  // is launched by the host at H + j h and runs once its launch has happened and the stream's
-  // previous kernel has ended and the GPU's gap between queued kernels has passed. Returns the
-  // end of its last kernel (what an event recorded after it sees).
-  TimePs run(const Task& task, Lane lane, const char* category, TimePs not_before,
-             double& busy_us) {
+  // Launches `task` on the compute stream, not before `not_before` (an event it waits on).
+  // Kernel j (from 1) is launched by the host at H + j h and runs once its launch has happened
+  // and the stream's previous kernel has ended and the GPU's gap between queued kernels has
+  // passed. Returns the end of its last kernel (what an event recorded after it sees).
+  TimePs run(const Task& task, const char* category, TimePs not_before, double& busy_us) {
     const int kernels = task.gpu_us > 0 ? std::max(task.kernels, 1) : task.kernels;
-    StreamState& stream = lane == Lane::nccl ? nccl_ : compute_;
-    if (kernels == 0) return stream.last_end;
+    if (kernels == 0) return compute_.last_end;
     const bool listed = static_cast<int>(task.kernel_us.size()) == kernels;
     const TimePs h = ps_of_us(task.host_us_per_kernel);
     const TimePs even = ps_of_us(task.gpu_us / kernels);
@@ -51,67 +66,62 @@ class Timeline {
     TimePs start = -1;
     for (int j = 0; j < kernels; ++j) {
       host_ += h;
-      const TimePs gap = stream.ran ? gap_ : 0;
-      const TimePs ready = std::max(stream.last_end + gap, j == 0 ? not_before : 0);
+      const TimePs gap = compute_.ran ? gap_ : 0;
+      const TimePs ready = std::max(compute_.last_end + gap, j == 0 ? not_before : 0);
       const TimePs begin = std::max(ready, host_);
-      if (lane == Lane::compute) {
-        // The stream's idle time before this kernel: the GPU's gap, then a wait for the event,
-        // then for the host's launch.
-        const TimePs idle = begin - stream.last_end;
-        const TimePs gap_part = std::min(gap, idle);
-        const TimePs waited =
-            j == 0 ? std::clamp<TimePs>(not_before - stream.last_end - gap_part, 0, idle - gap_part)
-                   : 0;
-        gaps_ += gap_part;
-        exposed_ += waited;
-        host_idle_ += idle - gap_part - waited;
-      }
+      // The stream's idle time before this kernel: the GPU's gap, then a wait for the event,
+      // then for the host's launch.
+      const TimePs idle = begin - compute_.last_end;
+      const TimePs gap_part = std::min(gap, idle);
+      const TimePs waited =
+          j == 0 ? std::clamp<TimePs>(not_before - compute_.last_end - gap_part, 0, idle - gap_part)
+                 : 0;
+      gaps_ += gap_part;
+      exposed_ += waited;
+      host_idle_ += idle - gap_part - waited;
       if (start < 0) start = begin;
       const TimePs length = listed ? ps_of_us(task.kernel_us[static_cast<std::size_t>(j)]) : even;
       const bool memory_bound = static_cast<std::size_t>(j) < task.memory_bound.size()
                                     ? task.memory_bound[static_cast<std::size_t>(j)] != 0
                                     : task.memory_bound_default;
-      const TimePs end =
-          lane == Lane::compute ? stretched(begin, length, memory_bound) : begin + length;
+      const TimePs end = beside_nccl(begin, length, memory_bound);
       slowdown_ += end - begin - length;
-      stream.last_end = end;
-      stream.ran = true;
+      compute_.last_end = end;
+      compute_.ran = true;
     }
     host_busy_ += host_ - host_start;
     busy_us += task.gpu_us;
     if (host_ > host_start) span(task.name, "launch", Lane::host, host_start, host_);
-    span(task.name, category, lane, start, stream.last_end);
-    return stream.last_end;
+    span(task.name, category, Lane::compute, start, compute_.last_end);
+    return compute_.last_end;
   }
 
-  // An all-reduce's kernel of `ctas` CTAs runs over [start, end) (the NCCL stream runs one at a
-  // time, so these intervals come in order and do not overlap).
-  void occupy(TimePs start, TimePs end, int ctas) {
-    if (ctas > 0 && end > start) busy_.push_back({start, end, ctas});
+  // The host launches `k` on the NCCL stream (one kernel, `host_us` of launch work), not before
+  // the event `after`. When it ends is known once the compute kernels beside it have run.
+  void launch_nccl(NcclKernel k, TimePs after, double host_us) {
+    const TimePs host_start = host_;
+    host_ += ps_of_us(host_us);
+    host_busy_ += host_ - host_start;
+    if (host_ > host_start) span(k.name, "launch", Lane::host, host_start, host_);
+    k.earliest = std::max(after, host_);
+    k.left = static_cast<double>(k.length);
+    nccl_.push_back(std::move(k));
   }
 
-  // When a kernel of `length` alone, begun at `begin`, ends: beside an all-reduce of c CTAs it
-  // progresses at 1 / overlap.factor(c).
-  TimePs stretched(TimePs begin, TimePs length, bool memory_bound) {
-    double t = static_cast<double>(begin);
-    double left = static_cast<double>(length);
-    while (cursor_ < busy_.size() && busy_[cursor_].end <= begin) ++cursor_;
-    for (std::size_t i = cursor_; i < busy_.size() && left > 0; ++i) {
-      const Busy& b = busy_[i];
-      const double a = static_cast<double>(b.start);
-      const double z = static_cast<double>(b.end);
-      if (z <= t) continue;
-      if (a > t) {
-        if (left <= a - t) break;
-        left -= a - t;
-        t = a;
-      }
-      const double rate = 1.0 / overlap_.factor(b.ctas, memory_bound);
-      if (left <= (z - t) * rate) return static_cast<TimePs>(std::llround(t + left / rate));
-      left -= (z - t) * rate;
-      t = z;
-    }
-    return static_cast<TimePs>(std::llround(t + left));
+  // Runs the NCCL stream to its end with the compute stream idle from its last kernel on (the
+  // compute stream is about to wait for it); returns when its last kernel ends.
+  TimePs drain_nccl() {
+    advance_nccl(std::numeric_limits<double>::infinity(), std::nullopt);
+    return nccl_last_end_;
+  }
+
+  // Host work that launches nothing (DDP's walk of the autograd graph, its hooks' own work).
+  void host_work(const std::string& name, double us) {
+    if (us <= 0) return;
+    const TimePs host_start = host_;
+    host_ += ps_of_us(us);
+    host_busy_ += host_ - host_start;
+    span(name, "ddp_host", Lane::host, host_start, host_);
   }
 
   // A blocking host-side copy (pageable memory): the host waits for the stream, then copies.
@@ -129,10 +139,11 @@ class Timeline {
   TimePs compute() const { return compute_.last_end; }
 
   void finish(StepBreakdown& b) {
-    const TimePs end = std::max({host_, compute_.last_end, nccl_.last_end});
+    drain_nccl();
+    const TimePs end = std::max({host_, compute_.last_end, nccl_last_end_});
     // Past the last compute kernel: an all-reduce still running is exposed communication (the
     // step waits for it), and a host still launching beyond that is host-bound.
-    const TimePs nccl_tail = std::max<TimePs>(0, nccl_.last_end - compute_.last_end);
+    const TimePs nccl_tail = std::max<TimePs>(0, nccl_last_end_ - compute_.last_end);
     exposed_ += nccl_tail;
     host_idle_ += end - compute_.last_end - nccl_tail;
     b.step_us = us_of(end);
@@ -141,9 +152,106 @@ class Timeline {
     b.host_busy_us = us_of(host_busy_);
     b.kernel_gaps_us = us_of(gaps_);
     b.overlap_slowdown_us = us_of(slowdown_);
+    b.communication_us = us_of(nccl_busy_);
+    b.communication_slowdown_us = us_of(nccl_busy_ - nccl_alone_);
   }
 
  private:
+  // A compute kernel of `length` alone, begun at `begin`, with the NCCL stream beside it: while
+  // an NCCL kernel of c CTAs runs, the compute kernel progresses at 1 / overlap.factor(c) and
+  // the NCCL kernel at 1 / overlap.comm_factor(its rate). Both streams are advanced together to
+  // the kernel's end, which is returned. NCCL kernels launched later start after this kernel
+  // (they wait on an event recorded after it), so every kernel that can run beside it is known.
+  TimePs beside_nccl(TimePs begin, TimePs length, bool memory_bound) {
+    advance_nccl(static_cast<double>(begin), std::nullopt);  // the compute stream was idle
+    double t = static_cast<double>(begin);
+    double left = static_cast<double>(length);
+    while (left > 0) {
+      NcclKernel* k = start_next_nccl(t);
+      if (k == nullptr) {  // nothing beside it before it ends, or until the next one starts
+        const double next = next_nccl_start();
+        if (t + left <= next) {
+          t += left;
+          break;
+        }
+        left -= next - t;
+        t = next;
+        continue;
+      }
+      const double rc = 1.0 / overlap_.factor(k->ctas, memory_bound);
+      const double rn = 1.0 / overlap_.comm_factor(k->rate_gbps, memory_bound);
+      if (left / rc <= k->left / rn) {
+        k->left -= left / rc * rn;
+        t += left / rc;
+        break;
+      }
+      left -= k->left / rn * rc;
+      t += k->left / rn;
+      end_nccl(*k, t);
+    }
+    nccl_clock_ = t;
+    return static_cast<TimePs>(std::llround(t));
+  }
+
+  // Runs the NCCL stream from its clock to `until` beside one compute kernel kind (or, with no
+  // kind, with the compute stream idle: at full speed).
+  void advance_nccl(double until, std::optional<bool> beside_memory_bound) {
+    double t = nccl_clock_;
+    while (t < until) {
+      NcclKernel* k = start_next_nccl(t);
+      if (k == nullptr) {
+        const double next = next_nccl_start();
+        if (next >= until) break;
+        t = next;
+        continue;
+      }
+      const double rn = beside_memory_bound
+                            ? 1.0 / overlap_.comm_factor(k->rate_gbps, *beside_memory_bound)
+                            : 1.0;
+      if (t + k->left / rn > until) {
+        k->left -= (until - t) * rn;
+        t = until;
+        break;
+      }
+      t += k->left / rn;
+      end_nccl(*k, t);
+    }
+    nccl_clock_ = std::isinf(until) ? t : std::max(t, until);
+  }
+
+  // When the NCCL stream's next kernel starts (infinity with none queued).
+  double next_nccl_start() {
+    if (nccl_next_ >= nccl_.size()) return std::numeric_limits<double>::infinity();
+    NcclKernel& k = nccl_[nccl_next_];
+    if (k.start < 0) {
+      const TimePs after_previous = nccl_ran_ ? nccl_last_end_ + gap_ : 0;
+      k.start = std::max(k.earliest, after_previous);
+    }
+    return static_cast<double>(k.start);
+  }
+
+  // The NCCL kernel running at `t`, started if it starts then; null when none runs at `t`.
+  NcclKernel* start_next_nccl(double t) {
+    if (next_nccl_start() > t) return nullptr;
+    return &nccl_[nccl_next_];
+  }
+
+  void end_nccl(NcclKernel& k, double t) {
+    k.end = static_cast<TimePs>(std::llround(t));
+    k.left = 0;
+    nccl_last_end_ = k.end;
+    nccl_ran_ = true;
+    nccl_busy_ += k.end - k.start;
+    nccl_alone_ += k.length;
+    span(k.name, k.category, Lane::nccl, k.start, k.end);
+    if (k.bucket >= 0) {
+      BucketTiming& timing = result_.buckets[static_cast<std::size_t>(k.bucket)];
+      timing.start_us = us_of(k.start);
+      timing.end_us = us_of(k.end);
+    }
+    ++nccl_next_;
+  }
+
   void span(const std::string& name, const char* category, Lane lane, TimePs start, TimePs end) {
     result_.spans.push_back({name, category, lane, start, end});
   }
@@ -154,16 +262,17 @@ class Timeline {
     bool ran = false;     // whether one has: the gap only separates queued kernels
   };
   TimePs host_ = 0;
-  StreamState compute_, nccl_;
+  StreamState compute_;
   TimePs gap_ = 0;
   OverlapSlowdown overlap_;
   TimePs exposed_ = 0, host_idle_ = 0, host_busy_ = 0, gaps_ = 0, slowdown_ = 0;
-  struct Busy {
-    TimePs start, end;
-    int ctas;
-  };
-  std::vector<Busy> busy_;
-  std::size_t cursor_ = 0;  // busy_ before it ended before the compute stream's time
+  // The NCCL stream: kernels in launch order; those before nccl_next_ have ended.
+  std::vector<NcclKernel> nccl_;
+  std::size_t nccl_next_ = 0;
+  double nccl_clock_ = 0;  // how far the NCCL stream has been run
+  TimePs nccl_last_end_ = 0;
+  bool nccl_ran_ = false;
+  TimePs nccl_busy_ = 0, nccl_alone_ = 0;
 };
 
 }  // namespace
@@ -191,8 +300,8 @@ StepResult simulate_step(const StepPlan& plan) {
   // memory blocks the host until the driver has staged and copied it.
   if (plan.input_bytes > 0) {
     if (plan.input_pinned) {
-      t.run(launch_of("input copy (pinned)", plan.input_copy_us, 1, launch_us), Lane::compute,
-            "input", 0, b.input_copy_us);
+      t.run(launch_of("input copy (pinned)", plan.input_copy_us, 1, launch_us), "input", 0,
+            b.input_copy_us);
     } else {
       t.run_blocking("input copy (pageable)", plan.input_copy_us, launch_us);
       b.input_copy_us += plan.input_copy_us;
@@ -201,14 +310,19 @@ StepResult simulate_step(const StepPlan& plan) {
   // DDP's buffer broadcast: after what the compute stream has queued, before forward.
   TimePs forward_after = 0;
   if (plan.broadcast) {
-    const TimePs ready = t.compute();
-    forward_after = t.run(launch_of("broadcast buffers", plan.broadcast_us, 1, launch_us),
-                          Lane::nccl, "broadcast", ready, b.communication_us);
+    NcclKernel k;
+    k.name = "broadcast buffers";
+    k.category = "broadcast";
+    k.length = ps_of_us(plan.broadcast_us);
+    t.launch_nccl(std::move(k), t.compute(), launch_us);
+    forward_after = t.drain_nccl();
   }
   for (const LayerTasks& layer : plan.layers) {
-    t.run(layer.forward, Lane::compute, "forward", forward_after, b.forward_us);
+    t.run(layer.forward, "forward", forward_after, b.forward_us);
     if (layer.forward.kernels > 0 || layer.forward.gpu_us > 0) forward_after = 0;  // waited
   }
+  // find_unused_parameters: DDP walks the autograd graph from the outputs before backward.
+  t.host_work("find unused parameters (graph walk)", plan.unused_walk_host_us);
 
   // Backward in reverse; after each layer its gradients are ready. DDP copies each into its
   // bucket (on the compute stream, from the autograd hook) and launches a bucket's all-reduce on
@@ -223,40 +337,44 @@ StepResult simulate_step(const StepPlan& plan) {
   }
   result.buckets.resize(plan.buckets.size());
   std::size_t next_bucket = 0;
-  TimePs last_allreduce = 0;
   auto launch_ready_buckets = [&] {
     while (next_bucket < plan.buckets.size() && missing[next_bucket] == 0) {
       const Bucket& bucket = plan.buckets[next_bucket];
       BucketTiming& timing = result.buckets[next_bucket];
       timing.bytes = bucket.bytes;
       timing.tensors = static_cast<int>(bucket.params.size());
-      const TimePs ready = t.compute();  // the event recorded on the compute stream
-      const std::string name = "allreduce bucket " + std::to_string(next_bucket);
-      const TimePs end =
-          t.run(launch_of(name, plan.allreduce_us[next_bucket], 1, plan.ddp_host_us_per_kernel),
-                Lane::nccl, "allreduce", ready, b.communication_us);
-      const TimePs start = end - ps_of_us(plan.allreduce_us[next_bucket]);
-      if (next_bucket < plan.allreduce_ctas.size()) {
-        t.occupy(start, end, plan.allreduce_ctas[next_bucket]);
-      }
+      timing.ready_us = us_of(t.compute());  // the event recorded on the compute stream
+      timing.alone_us = plan.allreduce_us[next_bucket];
       if (next_bucket < plan.allreduce_label.size())
         timing.label = plan.allreduce_label[next_bucket];
-      timing.ready_us = us_of(ready);
-      timing.end_us = us_of(end);
-      timing.start_us = us_of(start);
-      last_allreduce = std::max(last_allreduce, end);
+      NcclKernel k;
+      k.name = "allreduce bucket " + std::to_string(next_bucket);
+      k.length = ps_of_us(plan.allreduce_us[next_bucket]);
+      if (next_bucket < plan.allreduce_ctas.size()) k.ctas = plan.allreduce_ctas[next_bucket];
+      if (next_bucket < plan.allreduce_rate_gbps.size())
+        k.rate_gbps = plan.allreduce_rate_gbps[next_bucket];
+      k.bucket = static_cast<int>(next_bucket);
+      t.launch_nccl(std::move(k), t.compute(), plan.ddp_host_us_per_kernel);
       ++next_bucket;
+      // After the last bucket, find_unused_parameters all-reduces which parameters were used.
+      if (next_bucket == plan.buckets.size() && plan.used_map) {
+        NcclKernel used;
+        used.name = "allreduce used-parameter map";
+        used.length = ps_of_us(plan.used_map_allreduce_us);
+        t.launch_nccl(std::move(used), t.compute(), plan.ddp_host_us_per_kernel);
+      }
     }
   };
   for (auto layer = plan.layers.rbegin(); layer != plan.layers.rend(); ++layer) {
-    t.run(layer->backward, Lane::compute, "backward", 0, b.backward_us);
+    t.run(layer->backward, "backward", 0, b.backward_us);
     if (!ddp) continue;
     for (auto p = layer->params.rbegin(); p != layer->params.rend(); ++p) {
       const auto i = static_cast<std::size_t>(*p);
+      t.host_work("find unused parameters (hook)", plan.unused_hook_host_us);
       if (!plan.copy_in_us.empty()) {
         t.run(
             launch_of("copy grad into bucket", plan.copy_in_us[i], 1, plan.ddp_host_us_per_kernel),
-            Lane::compute, "ddp_copy", 0, b.ddp_copies_us);
+            "ddp_copy", 0, b.ddp_copies_us);
       }
       CS_ASSERT(bucket_of[i] >= 0, "a gradient without a bucket");
       --missing[static_cast<std::size_t>(bucket_of[i])];
@@ -267,13 +385,13 @@ StepResult simulate_step(const StepPlan& plan) {
 
   // End of backward: the compute stream waits for every all-reduce, then copies each averaged
   // bucket back into its gradient.
-  TimePs after = last_allreduce;
+  TimePs after = ddp ? t.drain_nccl() : 0;
   for (std::size_t i = 0; i < plan.copy_out_us.size(); ++i) {
     t.run(launch_of("copy bucket into grad", plan.copy_out_us[i], 1, plan.ddp_host_us_per_kernel),
-          Lane::compute, "ddp_copy", after, b.ddp_copies_us);
+          "ddp_copy", after, b.ddp_copies_us);
     after = 0;
   }
-  t.run(plan.optimizer, Lane::compute, "optimizer", after, b.optimizer_us);
+  t.run(plan.optimizer, "optimizer", after, b.optimizer_us);
   t.finish(b);
   return result;
 }

@@ -26,7 +26,9 @@ struct Span {
 
 // Where the step's time went, in microseconds. The compute stream's busy times plus its idle
 // time add up to the step: step = input_copy + forward + backward + ddp_copies + optimizer +
-// kernel_gaps + overlap_slowdown + exposed_communication + host_bound_idle.
+// kernel_gaps + overlap_slowdown + exposed_communication + host_bound_idle. Overlap slows both
+// sides: compute beside an NCCL kernel (overlap_slowdown) and the NCCL kernel beside compute
+// (communication_slowdown, inside communication).
 struct StepBreakdown {
   double step_us = 0;
   double input_copy_us = 0;
@@ -34,12 +36,13 @@ struct StepBreakdown {
   double backward_us = 0;
   double ddp_copies_us = 0;
   double optimizer_us = 0;
-  double communication_us = 0;          // NCCL stream busy (all-reduces), hidden or not
-  double exposed_communication_us = 0;  // compute stream waiting on the NCCL stream
-  double host_bound_idle_us = 0;        // compute stream waiting for the host's launches
-  double host_busy_us = 0;              // the host thread's launch work
-  double kernel_gaps_us = 0;            // the GPU's own time between queued kernels
-  double overlap_slowdown_us = 0;       // compute stretched by all-reduces holding SMs
+  double communication_us = 0;           // NCCL stream busy (all-reduces), hidden or not
+  double communication_slowdown_us = 0;  // the part of it that compute beside stretched
+  double exposed_communication_us = 0;   // compute stream waiting on the NCCL stream
+  double host_bound_idle_us = 0;         // compute stream waiting for the host's launches
+  double host_busy_us = 0;               // the host thread's launch work
+  double kernel_gaps_us = 0;             // the GPU's own time between queued kernels
+  double overlap_slowdown_us = 0;        // compute stretched by all-reduces holding SMs
 };
 
 struct BucketTiming {
@@ -47,6 +50,8 @@ struct BucketTiming {
   int tensors = 0;
   std::string label;  // NCCL's algorithm/protocol/channels
   double ready_us = 0, start_us = 0, end_us = 0;
+  double alone_us = 0;  // the all-reduce's time alone (the collective model's); end - start is
+                        // longer where compute beside it slowed it
 };
 
 struct StepResult {

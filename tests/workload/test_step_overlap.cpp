@@ -72,6 +72,42 @@ TEST_CASE("ddp overlap: compute runs slower beside an all-reduce") {
   CHECK(r.breakdown.step_us == doctest::Approx(248));
 }
 
+TEST_CASE("ddp overlap: both sides slow while they overlap, and only then") {
+  // 8 CTAs: compute at 1 / 1.25 = 0.8 of its speed beside the all-reduce (as above). Each CTA
+  // of the all-reduce moves 20 GB/s alone; beside compute a CTA gets 10 GB/s: the all-reduce
+  // runs at half speed. Bucket 0 from 100: its 40 us take 80 beside layer 0's backward, to 180,
+  // while the backward does 80 x 0.8 = 64 of its 100 us; the other 36 run alone, to 216 (16 us
+  // of compute slowdown). Bucket 1, ready at 216, runs alone (nothing left beside it), 216..256.
+  StepPlan plan = two_layers(100, 40, 8);
+  plan.allreduce_rate_gbps = {20, 20};
+  plan.overlap.comm_cap_compute_gbps = 10;
+  plan.overlap.comm_cap_memory_gbps = 5;
+  const StepResult r = simulate_step(plan);
+  CHECK(r.buckets[0].end_us == doctest::Approx(180));
+  CHECK(r.buckets[0].alone_us == doctest::Approx(40));
+  CHECK(r.breakdown.overlap_slowdown_us == doctest::Approx(16));
+  CHECK(r.buckets[1].start_us == doctest::Approx(216));
+  CHECK(r.buckets[1].end_us == doctest::Approx(256));
+  CHECK(r.breakdown.communication_us == doctest::Approx(120));
+  CHECK(r.breakdown.communication_slowdown_us == doctest::Approx(40));
+  CHECK(r.breakdown.step_us == doctest::Approx(256));
+}
+
+TEST_CASE("ddp overlap: an all-reduce that outlasts backward runs at full speed after it") {
+  // No CTAs count against compute here (0), 150 us all-reduces slowed to half beside compute:
+  // bucket 0 does 50 us of its work over 100..200 beside layer 0's backward, the other 100
+  // alone, to 300. Bucket 1 (ready at 200) runs 300..450, alone. Exposed: 450 - 200.
+  StepPlan plan = two_layers(100, 150, 0);
+  plan.allreduce_rate_gbps = {20, 20};
+  plan.overlap.comm_cap_compute_gbps = 10;
+  const StepResult r = simulate_step(plan);
+  CHECK(r.buckets[0].end_us == doctest::Approx(300));
+  CHECK(r.buckets[1].start_us == doctest::Approx(300));
+  CHECK(r.breakdown.step_us == doctest::Approx(450));
+  CHECK(r.breakdown.exposed_communication_us == doctest::Approx(250));
+  CHECK(r.breakdown.communication_slowdown_us == doctest::Approx(50));
+}
+
 TEST_CASE("ddp: forward waits for the broadcast of rank 0's buffers") {
   // broadcast_buffers: a 30 us broadcast on the NCCL stream at 0..30, then layer 1's forward of
   // 50 us at 30..80 (layer 0's forward is empty here), backward 100 us per layer from 80.
@@ -105,6 +141,16 @@ TEST_CASE("overlap curve: 1 alone, linear between measured counts, the last beyo
   CHECK(o.factor(6, false) == doctest::Approx(1.25));  // halfway from (4, 1.2) to (8, 1.3)
   CHECK(o.factor(6, true) == doctest::Approx(1.03));
   CHECK(o.factor(64, false) == doctest::Approx(1.3));
+}
+
+TEST_CASE("overlap, NCCL side: slowed by rate over the cap of the kernel beside it") {
+  OverlapSlowdown o;
+  o.comm_cap_compute_gbps = 8;
+  o.comm_cap_memory_gbps = 4;
+  CHECK(o.comm_factor(4, false) == 1.0);  // under the cap: the link, not the SM, binds
+  CHECK(o.comm_factor(16, false) == doctest::Approx(2.0));
+  CHECK(o.comm_factor(16, true) == doctest::Approx(4.0));
+  CHECK(OverlapSlowdown{}.comm_factor(16, true) == 1.0);  // no cap measured: never slowed
 }
 
 }  // namespace
