@@ -43,10 +43,13 @@ void run_ddp(const DdpArgs& a) {
     calibration = cal::load_calibration(a.calibration);
     apply_calibration(*calibration, cluster, ranks);
   }
+  // The trace shows the busiest link directions of the all-reduces beside the streams.
+  constexpr int kTraceLinks = 8;
   const DdpPrediction p =
-      predict_ddp(cluster, model, options, ranks, calibration ? &*calibration : nullptr);
+      predict_ddp(cluster, model, options, ranks, calibration ? &*calibration : nullptr,
+                  a.trace.empty() ? 0 : kTraceLinks);
   const DdpReport report{model,    cluster,  p.gpu,     options, p.plan,
-                         p.result, p.memory, p.compute, p.ranks};
+                         p.result, p.memory, p.compute, p.ranks, &p.busiest_links};
   OutputFiles files;
   files.add("--trace", a.trace, ddp_trace_json(report));
   files.write_all();

@@ -2,6 +2,7 @@
 #include "cli/ddp_predict.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include "calibration/machine_match.hpp"
 #include "collectives/communicator.hpp"
@@ -11,6 +12,8 @@
 #include "core/units.hpp"
 #include "network/analytical_network.hpp"
 #include "network/copies.hpp"
+#include "network/flow_network.hpp"
+#include "network/flow_report.hpp"
 #include "topology/graph.hpp"
 
 namespace cs::cli {
@@ -61,6 +64,61 @@ void time_allreduces(workload::StepPlan& plan, const topo::ClusterGraph& graph,
                                    coll::to_string(row.choice.estimate.proto) + "/" +
                                    std::to_string(row.choice.n_channels));
   }
+}
+
+// The busiest `limit` link directions of the buckets' all-reduces: each distinct bucket size run
+// alone on the flow network, its bytes per channel read back, ranked over the whole step.
+std::vector<LinkLoad> busiest_links(const workload::StepPlan& plan, const topo::ClusterGraph& graph,
+                                    const std::vector<int>& ranks, const coll::NcclParams& params,
+                                    int limit) {
+  coll::Communicator comm(graph, ranks, params);
+  std::map<double, std::vector<double>> per_size;  // bucket bytes -> bytes per channel
+  for (const workload::Bucket& b : plan.buckets) {
+    if (per_size.count(b.bytes) != 0) continue;
+    EventQueue queue;
+    net::FlowNetwork network(queue, graph);
+    coll::CollectiveCall call;
+    call.op = coll::Op::all_reduce;
+    call.bytes = b.bytes;
+    call.options.nvls_enabled = false;
+    comm.run(queue, network, call, [](const coll::CollectiveResult&) {});
+    queue.run();
+    std::vector<double>& bytes = per_size[b.bytes];
+    for (topo::ChannelId c = 0; c < graph.channel_count(); ++c) {
+      bytes.push_back(network.channel_stats(c).bytes);
+    }
+  }
+  std::vector<double> total(static_cast<std::size_t>(graph.channel_count()), 0.0);
+  for (const workload::Bucket& b : plan.buckets) {
+    const std::vector<double>& bytes = per_size[b.bytes];
+    for (std::size_t c = 0; c < total.size(); ++c) total[c] += bytes[c];
+  }
+  std::vector<topo::ChannelId> order;
+  for (topo::ChannelId c = 0; c < graph.channel_count(); ++c) {
+    if (total[static_cast<std::size_t>(c)] > 0) order.push_back(c);
+  }
+  // Busiest: the most time busy at line rate, bytes over capacity (a NIC before an NVLink port
+  // that carries more bytes but has nine times the bandwidth).
+  std::stable_sort(order.begin(), order.end(), [&](topo::ChannelId a, topo::ChannelId b) {
+    return total[static_cast<std::size_t>(a)] / graph.capacity_Bps(a) >
+           total[static_cast<std::size_t>(b)] / graph.capacity_Bps(b);
+  });
+  if (static_cast<int>(order.size()) > limit) order.resize(static_cast<std::size_t>(limit));
+  std::vector<LinkLoad> out;
+  for (topo::ChannelId c : order) {
+    const topo::Channel& channel = graph.channel(c);
+    const topo::Link& link = graph.link_of(c);
+    LinkLoad load;
+    load.name = net::node_name(graph, channel.from) + " -> " + net::node_name(graph, channel.to) +
+                " (" + topo::to_string(link.kind) +
+                (link.label.empty() ? std::string() : " " + link.label) + ")";
+    load.capacity_Bps = graph.capacity_Bps(c);
+    for (const workload::Bucket& b : plan.buckets) {
+      load.bucket_bytes.push_back(per_size[b.bytes][static_cast<std::size_t>(c)]);
+    }
+    out.push_back(std::move(load));
+  }
+  return out;
 }
 
 // The time of one host-to-device copy of `bytes` to `gpu_node`, alone on the topology's links.
@@ -152,7 +210,7 @@ void apply_calibration(const cal::Calibration& calibration, topo::Cluster& clust
 
 DdpPrediction predict_ddp(const topo::Cluster& cluster, const workload::Model& model,
                           const workload::StepOptions& options, const std::vector<int>& ranks,
-                          const cal::Calibration* calibration) {
+                          const cal::Calibration* calibration, int links) {
   // Every rank is simulated as rank 0: exact while the ranks are alike (one GPU model, the same
   // batch); a cluster of several GPU models is refused rather than simulated as one.
   const auto model_of = [&cluster](int rank) {
@@ -197,6 +255,7 @@ DdpPrediction predict_ddp(const topo::Cluster& cluster, const workload::Model& m
                                input_copy_us(graph, gpu_node, input_bytes, options.input_pinned));
   if (options.ddp && ranks.size() > 1) {
     time_allreduces(p.plan, graph, ranks, nccl);
+    if (links > 0) p.busiest_links = busiest_links(p.plan, graph, ranks, nccl, links);
   }
   p.result = workload::simulate_step(p.plan);
   return p;

@@ -194,6 +194,30 @@ std::string ddp_trace_json(const DdpReport& r) {
                       {"ts", us_from_ps(s.start)},
                       {"dur", us_from_ps(s.end - s.start)}});
   }
+  if (r.links != nullptr && !r.links->empty()) {
+    events.push_back({{"ph", "M"},
+                      {"pid", 1},
+                      {"name", "process_name"},
+                      {"args", {{"name", "busiest links (utilization during all-reduces)"}}}});
+    for (const LinkLoad& link : *r.links) {
+      for (std::size_t b = 0; b < r.result.buckets.size() && b < link.bucket_bytes.size(); ++b) {
+        const workload::BucketTiming& t = r.result.buckets[b];
+        const double seconds = (t.end_us - t.start_us) * 1e-6;
+        if (seconds <= 0 || link.bucket_bytes[b] <= 0) continue;
+        const double utilization = link.bucket_bytes[b] / link.capacity_Bps / seconds;
+        events.push_back({{"ph", "C"},
+                          {"pid", 1},
+                          {"name", link.name},
+                          {"ts", t.start_us},
+                          {"args", {{"utilization", utilization}}}});
+        events.push_back({{"ph", "C"},
+                          {"pid", 1},
+                          {"name", link.name},
+                          {"ts", t.end_us},
+                          {"args", {{"utilization", 0.0}}}});
+      }
+    }
+  }
   nlohmann::json trace;
   trace["traceEvents"] = events;
   trace["displayTimeUnit"] = "ms";

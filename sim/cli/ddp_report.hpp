@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli/ddp_predict.hpp"
 #include "topology/cluster.hpp"
 #include "workload/memory_check.hpp"
 #include "workload/model.hpp"
@@ -24,13 +25,16 @@ struct DdpReport {
   const workload::MemoryEstimate& memory;
   const workload::GpuCompute& compute;
   int ranks = 1;
+  const std::vector<LinkLoad>* links = nullptr;  // the busiest links, for the trace
 };
 
 std::string ddp_text(const DdpReport& r);
 nlohmann::json ddp_json(const DdpReport& r);
 std::string ddp_csv(const DdpReport& r);
-// Chrome trace JSON (Perfetto opens it): the host thread and each stream as threads of one
-// process per rank, spans as complete events in microseconds.
+// Chrome trace JSON (Perfetto opens it): the simulated rank's host thread and streams as threads
+// of one process, spans as complete events in microseconds; with links, a second process of
+// counters, one per busiest link direction: its utilization (bytes / capacity / duration) while
+// each bucket's all-reduce runs.
 std::string ddp_trace_json(const DdpReport& r);
 
 }  // namespace cs::cli

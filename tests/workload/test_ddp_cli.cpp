@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "support/bad_input.hpp"
@@ -76,6 +77,31 @@ TEST_CASE("clustersim ddp --trace writes the host thread and both streams, endin
   CHECK(spans[1] > 0);                                         // compute stream
   CHECK(spans[2] == static_cast<int>(out["buckets"].size()));  // one all-reduce per bucket
   CHECK(last_end_us / 1e3 == doctest::Approx(out["step_ms"].get<double>()));
+}
+
+TEST_CASE("clustersim ddp --trace on 16 GPUs: the busiest links' utilization per all-reduce") {
+  // A link direction cannot carry more than its capacity: while an all-reduce runs, its bytes
+  // over capacity and duration lie in (0, 1], and drop to 0 when it ends.
+  const fs::path trace = fs::temp_directory_path() / ("cs-ddp-links-" + std::to_string(getpid()));
+  const cs::test::CommandResult r = ddp(topo("dgx-h100-2node.yaml") + model("gpt2.yaml") +
+                                        "-n 16 --json --trace '" + trace.string() + "'");
+  REQUIRE(r.status == 0);
+  const nlohmann::json out = nlohmann::json::parse(r.output);
+  const nlohmann::json t = nlohmann::json::parse(cs::test::read_text_file(trace.string()));
+  fs::remove(trace);
+  std::set<std::string> links;
+  int rising = 0;
+  for (const auto& e : t["traceEvents"]) {
+    if (e["ph"] != "C") continue;
+    links.insert(e["name"].get<std::string>());
+    const double u = e["args"]["utilization"].get<double>();
+    CHECK(u >= 0);
+    CHECK(u <= 1.0 + 1e-9);
+    if (u > 0) ++rising;
+  }
+  CHECK(links.size() == 8);
+  CHECK(rising > 0);
+  CHECK(rising <= 8 * static_cast<int>(out["buckets"].size()));
 }
 
 TEST_CASE("clustersim ddp refuses a batch that does not fit, naming the largest that does") {
