@@ -18,9 +18,13 @@ import argparse
 import json
 import os
 import statistics
+import sys
 
 import cupy
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from overlap import timed  # noqa: E402  (events around work on a stream)
 
 PACED_SRC = r"""
 __device__ __forceinline__ unsigned long long now_ns() {
@@ -119,21 +123,12 @@ def main():
         with torch.cuda.stream(stream):
             torch.cuda._sleep(int(ms * 1e-3 * clock_hz))
 
-    def timed_on(stream, fn):
-        s = torch.cuda.Event(enable_timing=True)
-        e = torch.cuda.Event(enable_timing=True)
-        with torch.cuda.stream(stream):
-            s.record()
-            fn()
-            e.record()
-        return s, e
-
     # The copy's own rate per CTA, unpaced: 32 MiB per CTA.
     unpaced_rate = {}
     for c in CTAS:
         for _ in range(2):
             unpaced_rate[c] = (32 << 20) / 1e-3  # sizes the copy at 32 MiB per CTA
-            s, e = timed_on(comm_t, lambda c=c: copy(c, 0.0, 1e-3))
+            s, e = timed(comm_t, lambda c=c: copy(c, 0.0, 1e-3))
             torch.cuda.synchronize()
         unpaced_rate[c] = (32 << 20) / (s.elapsed_time(e) * 1e-3)
 
@@ -149,7 +144,7 @@ def main():
             alone = []
             for _ in range(SAMPLES):
                 spin(comm_t, 1.0)
-                s, e = timed_on(comm_t, lambda: copy(c, rate, copy_s))
+                s, e = timed(comm_t, lambda: copy(c, rate, copy_s))
                 torch.cuda.synchronize()
                 alone.append(s.elapsed_time(e))
             alone_ms = statistics.median(alone)
@@ -162,7 +157,7 @@ def main():
                         for _ in range(reps):
                             run_one(kind)
                     spin(comm_t, 2.0)
-                    s, e = timed_on(comm_t, lambda: copy(c, rate, copy_s))
+                    s, e = timed(comm_t, lambda: copy(c, rate, copy_s))
                     torch.cuda.synchronize()
                     comm_ms.append(s.elapsed_time(e))
                 # Compute side: a long copy first, a short compute loop 1 ms into it.
@@ -172,11 +167,11 @@ def main():
                 for _ in range(SAMPLES):
                     copy(c, rate, 6e-3)
                     spin(compute, 1.0)
-                    s, e = timed_on(compute, lambda: [run_one(kind) for _ in range(short)])
+                    s, e = timed(compute, lambda: [run_one(kind) for _ in range(short)])
                     torch.cuda.synchronize()
                     comp_ms.append(s.elapsed_time(e))
                     spin(compute, 0.2)
-                    s, e = timed_on(compute, lambda: [run_one(kind) for _ in range(short)])
+                    s, e = timed(compute, lambda: [run_one(kind) for _ in range(short)])
                     torch.cuda.synchronize()
                     comp_alone.append(s.elapsed_time(e))
                 row = {"ctas": c, "rate_GBps_per_cta": rate, "kind": str(kind),
