@@ -32,7 +32,7 @@ void time_allreduces(workload::StepPlan& plan, const topo::ClusterGraph& graph,
   const coll::DataType fp32{"float", 4};
   std::vector<double> sizes;
   for (const workload::Bucket& b : plan.buckets) sizes.push_back(b.bytes);
-  if (plan.used_map) sizes.push_back(plan.used_map_bytes);
+  if (plan.used_map_bytes > 0) sizes.push_back(plan.used_map_bytes);
   std::sort(sizes.begin(), sizes.end());
   sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
   const std::vector<coll::SweepRow> rows =
@@ -46,7 +46,7 @@ void time_allreduces(workload::StepPlan& plan, const topo::ClusterGraph& graph,
     const auto at = std::lower_bound(sizes.begin(), sizes.end(), bytes) - sizes.begin();
     return rows[static_cast<std::size_t>(at)];
   };
-  if (plan.used_map) plan.used_map_allreduce_us = row_of(plan.used_map_bytes).time_us;
+  if (plan.used_map_bytes > 0) plan.used_map_allreduce_us = row_of(plan.used_map_bytes).time_us;
   const double n = static_cast<double>(ranks.size());
   plan.allreduce_us.clear();
   for (const workload::Bucket& b : plan.buckets) {

@@ -1,7 +1,9 @@
 // Bucket assignment by size, one open bucket per dtype.
 #include "workload/buckets.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 
 namespace cs::workload {
@@ -35,6 +37,24 @@ std::vector<Bucket> assign_buckets(const std::vector<GradTensor>& order, double 
   }
   for (Dtype d : opened) closed.push_back(std::move(open[d]));
   return closed;
+}
+
+std::vector<Bucket> ddp_buckets(const std::vector<GradTensor>& in_order,
+                                const std::vector<GradTensor>& ready,
+                                const BucketSettings& settings) {
+  const double cap = bucket_cap_bytes(settings.cap_mb);
+  const double first = settings.cap_set ? cap : kFirstBucketBytes;
+  if (!settings.find_unused_parameters && !settings.first_step) {
+    return assign_buckets(ready, cap, first);
+  }
+  // DDP's logged bucket_sizes on the H200 (calibrate/data/h200x1-overlap/ddp_options.json) are
+  // these, byte for byte.
+  const double none = std::numeric_limits<double>::infinity();
+  std::vector<Bucket> buckets = settings.find_unused_parameters
+                                    ? assign_buckets(in_order, cap, first)
+                                    : assign_buckets(in_order, none, none);
+  std::reverse(buckets.begin(), buckets.end());
+  return buckets;
 }
 
 }  // namespace cs::workload

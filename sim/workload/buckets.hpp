@@ -39,4 +39,22 @@ inline constexpr double kFirstBucketBytes = 1024.0 * 1024.0;
 // DDP's default bucket_cap_mb.
 inline constexpr double kDefaultBucketCapMb = 25.0;
 
+// Which of DDP's bucket sets a step uses.
+struct BucketSettings {
+  double cap_mb = kDefaultBucketCapMb;
+  bool cap_set = false;  // bucket_cap_mb given by the user: no 1 MiB first bucket then
+  bool find_unused_parameters = false;
+  bool first_step = false;
+};
+
+// The buckets of a step, `in_order` listing the gradients in model.parameters() order and
+// `ready` in the order backward makes them ready. Steady state: rebuilt over `ready` with limits
+// [1 MiB, cap] (the cap throughout when set by the user). The constructor's buckets, used by the
+// first step and kept under find_unused_parameters (never rebuilt): assigned over `in_order`, the
+// list then reversed (DDP's _ddp_init_helper), with those limits under find_unused_parameters and
+// none otherwise (one bucket per dtype).
+std::vector<Bucket> ddp_buckets(const std::vector<GradTensor>& in_order,
+                                const std::vector<GradTensor>& ready,
+                                const BucketSettings& settings);
+
 }  // namespace cs::workload

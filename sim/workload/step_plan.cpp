@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "core/error.hpp"
 
@@ -305,40 +304,25 @@ StepPlan plan_step(const Model& model, const StepOptions& options, const topo::G
   plan.kernel_gap_us = compute.kernel_gap_us;
   plan.overlap = compute.overlap;
   if (options.ddp) {
-    // PyTorch caps the first bucket at 1 MiB only when bucket_cap_mb is left unset.
-    const bool default_cap = !options.bucket_cap_set;
-    const double cap = bucket_cap_bytes(options.bucket_cap_mb);
-    const double first = default_cap ? kFirstBucketBytes : cap;
-    if (options.find_unused_parameters || options.first_step) {
-      // The constructor's buckets: assigned over model.parameters() in order, then the list
-      // reversed (DDP's _ddp_init_helper), with limits [1 MiB, cap] under find_unused_parameters
-      // and no limit otherwise (one bucket per dtype until the rebuild). DDP's logged
-      // bucket_sizes on the H200 (ddp_options.json) are these, byte for byte.
-      std::vector<GradTensor> in_order;
-      for (std::size_t i = 0; i < plan.grad_bytes.size(); ++i) {
-        in_order.push_back({static_cast<int>(i), plan.grad_bytes[i], plan.grad_dtypes[i]});
-      }
-      const double none = std::numeric_limits<double>::infinity();
-      plan.buckets = options.find_unused_parameters ? assign_buckets(in_order, cap, first)
-                                                    : assign_buckets(in_order, none, none);
-      std::reverse(plan.buckets.begin(), plan.buckets.end());
-    } else {
-      // Steady-state buckets are rebuilt in gradient-ready order: backward runs the layers in
-      // reverse and a layer's gradients become ready together, in reverse parameter order.
-      std::vector<GradTensor> ready;
-      for (auto layer = plan.layers.rbegin(); layer != plan.layers.rend(); ++layer) {
-        for (auto p = layer->params.rbegin(); p != layer->params.rend(); ++p) {
-          const auto i = static_cast<std::size_t>(*p);
-          ready.push_back({*p, plan.grad_bytes[i], plan.grad_dtypes[i]});
-        }
-      }
-      plan.buckets = assign_buckets(ready, cap, first);
+    // The gradients in model.parameters() order, and in the order backward makes them ready:
+    // the layers in reverse, a layer's gradients together, in reverse parameter order.
+    std::vector<GradTensor> in_order;
+    for (std::size_t i = 0; i < plan.grad_bytes.size(); ++i) {
+      in_order.push_back({static_cast<int>(i), plan.grad_bytes[i], plan.grad_dtypes[i]});
     }
+    std::vector<GradTensor> ready;
+    for (auto layer = plan.layers.rbegin(); layer != plan.layers.rend(); ++layer) {
+      for (auto p = layer->params.rbegin(); p != layer->params.rend(); ++p) {
+        ready.push_back(in_order[static_cast<std::size_t>(*p)]);
+      }
+    }
+    plan.buckets = ddp_buckets(in_order, ready,
+                               {options.bucket_cap_mb, options.bucket_cap_set,
+                                options.find_unused_parameters, options.first_step});
     if (options.find_unused_parameters) {
       const auto params = static_cast<double>(plan.grad_bytes.size());
       plan.unused_walk_host_us = kUnusedWalkUsPerParam * params;
       plan.unused_hook_host_us = kUnusedHookUsPerParam;
-      plan.used_map = true;
       plan.used_map_bytes = 4 * params;
     }
     // The reducer's hook runs one kernel per gradient: a copy into the bucket scaled by 1 / world

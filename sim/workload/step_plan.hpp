@@ -86,8 +86,7 @@ struct StepPlan {
   // after the last bucket; finalize waits for it.
   double unused_walk_host_us = 0;
   double unused_hook_host_us = 0;
-  bool used_map = false;
-  double used_map_bytes = 0;
+  double used_map_bytes = 0;  // 0: no used-parameter map
   double used_map_allreduce_us = 0;
   // DDP's broadcast of the module buffers (BatchNorm statistics) from rank 0 before each
   // forward, on the NCCL stream; forward waits for it. 0 us with one rank (in place: nothing).

@@ -110,7 +110,7 @@ StepResult simulate_step(const StepPlan& plan) {
       t.launch_nccl(std::move(k), t.compute(), plan.ddp_host_us_per_kernel);
       ++next_bucket;
       // After the last bucket, find_unused_parameters all-reduces which parameters were used.
-      if (next_bucket == plan.buckets.size() && plan.used_map) {
+      if (next_bucket == plan.buckets.size() && plan.used_map_bytes > 0) {
         NcclKernel used;
         used.name = "allreduce used-parameter map";
         used.length = ps_of_us(plan.used_map_allreduce_us);

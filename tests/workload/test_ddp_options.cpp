@@ -111,7 +111,7 @@ TEST_CASE("find_unused_parameters: the graph walk, the hooks' work, the used-map
   plan.optimizer = kernel("opt", 0);
   plan.unused_walk_host_us = 30;
   plan.unused_hook_host_us = 10;
-  plan.used_map = true;
+  plan.used_map_bytes = 8;
   plan.used_map_allreduce_us = 5;
   const StepResult r = simulate_step(plan);
   CHECK(r.buckets[0].start_us == doctest::Approx(130));
