@@ -8,6 +8,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 #include <string>
 
 #include "calibration/calibration_file.hpp"
@@ -15,6 +16,7 @@
 #include "calibration/machine_match.hpp"
 #include "cli/coll_args.hpp"
 #include "cli/commands.hpp"
+#include "cli/node_counts.hpp"
 #include "collectives/sweep.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
@@ -39,6 +41,7 @@ struct CollArgs {
   std::string fidelity = "flow";
   std::string calibration;
   bool host_paced = false;
+  std::string nodes;
   bool csv = false;
   bool json = false;
 };
@@ -62,7 +65,11 @@ std::string algo_name(const coll::TunerChoice& c) {
   return c.p2p ? "P2P" : coll::to_string(c.estimate.algo);
 }
 
-void run_coll(const CollArgs& a) {
+// One count of servers (0: as the file says): a text or CSV table into `out`, or a JSON object into
+// `json`. `several` marks a run over several --nodes counts: CSV rows then begin with the count of
+// servers and ranks, and only the first table has a header.
+void run_coll(const CollArgs& a, int servers, bool several, std::ostringstream& out,
+              nlohmann::json& json) {
   const auto op = coll::parse_op(a.op);
   if (!op)
     throw InputError("key 'op': unknown collective '" + a.op + "'; valid: " + coll::valid_ops());
@@ -88,7 +95,7 @@ void run_coll(const CollArgs& a) {
   check_steps(min_bytes, a.factor, increment);
   coll::size_ladder(min_bytes, max_bytes, a.factor, increment);  // its checks, before any file
 
-  topo::Cluster cluster = topo::load_cluster(a.topology);
+  topo::Cluster cluster = topo::load_cluster(a.topology, {servers});
   const std::vector<int> ranks = parse_ranks(a.ranks, static_cast<int>(cluster.ranks.size()));
   // Past the GPUs' memory nccl-tests lowers -e, and so does this, saying so as it does.
   std::string reduced;
@@ -139,50 +146,55 @@ void run_coll(const CollArgs& a) {
   // CSV and JSON stay tables; the note that nccl-tests prints goes beside them.
   if ((a.json || a.csv) && !reduced.empty()) std::cerr << "clustersim: note: " << reduced << "\n";
   if (a.json) {
-    nlohmann::json out;
-    out["topology"] = cluster.name;
-    out["op"] = coll::to_string(*op);
-    out["nranks"] = shape.n_ranks;
-    out["nnodes"] = shape.n_nodes;
-    out["ranks"] = ranks;
-    out["dtype"] = dtype->name;
-    out["fidelity"] = a.fidelity;
-    out["params"] = comm.params().source;
-    out["host_paced"] = a.host_paced;
-    if (a.host_paced) out["host_floor_us"] = floor_us;
-    out["rows"] = nlohmann::json::array();
+    nlohmann::json out_json;
+    out_json["topology"] = cluster.name;
+    out_json["op"] = coll::to_string(*op);
+    out_json["nranks"] = shape.n_ranks;
+    out_json["nnodes"] = shape.n_nodes;
+    out_json["ranks"] = ranks;
+    out_json["dtype"] = dtype->name;
+    out_json["fidelity"] = a.fidelity;
+    out_json["params"] = comm.params().source;
+    out_json["host_paced"] = a.host_paced;
+    if (a.host_paced) out_json["host_floor_us"] = floor_us;
+    out_json["rows"] = nlohmann::json::array();
     for (const auto& r : rows) {
-      out["rows"].push_back({{"size_bytes", r.bytes},
-                             {"count", r.count},
-                             {"type", dtype->name},
-                             {"redop", redop_of(*op)},
-                             {"root", root_of(*op)},
-                             {"time_us", r.time_us},
-                             {"algbw_GBps", r.algbw_GBps},
-                             {"busbw_GBps", r.busbw_GBps},
-                             {"algo", algo_name(r.choice)},
-                             {"proto", coll::to_string(r.choice.estimate.proto)},
-                             {"channels", r.choice.n_channels},
-                             {"predicted_us", r.choice.estimate.time_us}});
+      out_json["rows"].push_back({{"size_bytes", r.bytes},
+                                  {"count", r.count},
+                                  {"type", dtype->name},
+                                  {"redop", redop_of(*op)},
+                                  {"root", root_of(*op)},
+                                  {"time_us", r.time_us},
+                                  {"algbw_GBps", r.algbw_GBps},
+                                  {"busbw_GBps", r.busbw_GBps},
+                                  {"algo", algo_name(r.choice)},
+                                  {"proto", coll::to_string(r.choice.estimate.proto)},
+                                  {"channels", r.choice.n_channels},
+                                  {"predicted_us", r.choice.estimate.time_us}});
     }
-    std::cout << out.dump(2) << "\n";
+    json = std::move(out_json);
     return;
   }
   char line[256];
   if (a.csv) {
-    std::cout << "size,count,type,redop,root,time_us,algbw_GBps,busbw_GBps,algo,proto,channels\n";
+    if (out.tellp() == 0) {
+      out << (several ? "servers,ranks," : "")
+          << "size,count,type,redop,root,time_us,algbw_GBps,busbw_GBps,algo,proto,channels\n";
+    }
     for (const auto& r : rows) {
+      if (several) out << static_cast<int>(cluster.servers.size()) << "," << n << ",";
       std::snprintf(line, sizeof line, "%.0f,%lld,%s,%s,%d,%.3f,%.3f,%.3f,%s,%s,%d\n", r.bytes,
                     r.count, dtype->name.c_str(), redop_of(*op), root_of(*op), r.time_us,
                     r.algbw_GBps, r.busbw_GBps, algo_name(r.choice).c_str(),
                     coll::to_string(r.choice.estimate.proto), r.choice.n_channels);
-      std::cout << line;
+      out << line;
     }
     return;
   }
-  std::cout << "# clustersim coll: " << coll::to_string(*op) << " on " << cluster.name << ", "
-            << shape.n_ranks << (shape.n_ranks == 1 ? " rank on " : " ranks on ") << shape.n_nodes
-            << " node(s), fidelity " << a.fidelity << ", " << comm.params().source << "\n";
+  if (out.tellp() != 0) out << "\n";
+  out << "# clustersim coll: " << coll::to_string(*op) << " on " << cluster.name << ", "
+      << shape.n_ranks << (shape.n_ranks == 1 ? " rank on " : " ranks on ") << shape.n_nodes
+      << " node(s), fidelity " << a.fidelity << ", " << comm.params().source << "\n";
   if (a.host_paced) {
     std::string source;
     if (!fitted_floor_us) {
@@ -191,34 +203,34 @@ void run_coll(const CollArgs& a) {
                                            std::string(coll::to_string(*op)) + " at " +
                                            std::to_string(n) + (n == 1 ? " rank)" : " ranks)");
     }
-    std::cout << "# host-paced: each call max(host floor " << floor_us << " us" << source
-              << ", the GPUs' time), as nccl-tests times it\n";
+    out << "# host-paced: each call max(host floor " << floor_us << " us" << source
+        << ", the GPUs' time), as nccl-tests times it\n";
   }
-  if (!reduced.empty()) std::cout << "# " << reduced << "\n";
+  if (!reduced.empty()) out << "# " << reduced << "\n";
   if (shape.n_ranks == 1) {
-    std::cout << "# one rank: NCCL runs no algorithm, it copies the send buffer into the receive "
-                 "buffer on the GPU (out of place); algo, proto and channels are the tuner's "
-                 "unused pick\n";
+    out << "# one rank: NCCL runs no algorithm, it copies the send buffer into the receive "
+           "buffer on the GPU (out of place); algo, proto and channels are the tuner's "
+           "unused pick\n";
   }
-  std::cout << "# ring graph: " << shape.ring.n_channels << " channels x "
-            << shape.ring.bw_intra_GBps << " GB/s, run on "
-            << std::min(shape.ring.n_channels * comm.params().runtime_channel_multiplier,
-                        comm.params().max_channels)
-            << "; NVLS " << (options.nvls_enabled ? "on" : "off") << "\n#\n";
+  out << "# ring graph: " << shape.ring.n_channels << " channels x " << shape.ring.bw_intra_GBps
+      << " GB/s, run on "
+      << std::min(shape.ring.n_channels * comm.params().runtime_channel_multiplier,
+                  comm.params().max_channels)
+      << "; NVLS " << (options.nvls_enabled ? "on" : "off") << "\n#\n";
   std::snprintf(line, sizeof line, "#%12s %13s %9s %7s %7s %10s %8s %8s  %-6s %-6s %8s\n", "size",
                 "count", "type", "redop", "root", "time", "algbw", "busbw", "algo", "proto",
                 "channels");
-  std::cout << line;
+  out << line;
   std::snprintf(line, sizeof line, "#%12s %13s %9s %7s %7s %10s %8s %8s\n", "(B)", "(elements)", "",
                 "", "", "(us)", "(GB/s)", "(GB/s)");
-  std::cout << line;
+  out << line;
   for (const auto& r : rows) {
     std::snprintf(line, sizeof line,
                   " %12.0f %13lld %9s %7s %7d %10.2f %8.2f %8.2f  %-6s %-6s %8d\n", r.bytes,
                   r.count, dtype->name.c_str(), redop_of(*op), root_of(*op), r.time_us,
                   r.algbw_GBps, r.busbw_GBps, algo_name(r.choice).c_str(),
                   coll::to_string(r.choice.estimate.proto), r.choice.n_channels);
-    std::cout << line;
+    out << line;
   }
 }
 
@@ -247,7 +259,23 @@ void add_coll_command(CLI::App& app) {
                 "else a prior measured per rank (printed in the header)");
   auto* csv = cmd->add_flag("--csv", args->csv, "Print CSV");
   cmd->add_flag("--json", args->json, "Print JSON")->excludes(csv);
-  cmd->callback([args] { run_coll(*args); });
+  add_nodes_option(cmd, args->nodes, true);
+  cmd->callback([args] {
+    // Every count runs before anything is printed: a count that fails prints nothing.
+    const std::vector<int> counts = parse_node_counts(args->nodes);
+    std::ostringstream out;
+    nlohmann::json json = nlohmann::json::array();
+    for (const int servers : counts) {
+      nlohmann::json one;
+      run_coll(*args, servers, counts.size() > 1, out, one);
+      if (args->json) json.push_back(std::move(one));
+    }
+    if (args->json) {
+      std::cout << (counts.size() == 1 ? json.front() : json).dump(2) << "\n";
+    } else {
+      std::cout << out.str();
+    }
+  });
 }
 
 }  // namespace cs::cli

@@ -11,8 +11,10 @@
 #include "cli/commands.hpp"
 #include "cli/ddp_predict.hpp"
 #include "cli/ddp_report.hpp"
+#include "cli/node_counts.hpp"
 #include "cli/output_files.hpp"
 #include "cli/output_guard.hpp"
+#include "core/error.hpp"
 #include "topology/loader.hpp"
 #include "workload/model_loader.hpp"
 
@@ -22,7 +24,8 @@ namespace {
 struct DdpArgs {
   std::string topology;
   std::string model;
-  std::string ranks = "1";
+  std::string ranks;  // empty: 1, or every GPU with --nodes
+  std::string nodes;
   StepFlags step;
   std::string calibration;
   bool csv = false;
@@ -34,31 +37,47 @@ void run_ddp(const DdpArgs& a) {
   refuse_outputs_over_inputs({{"--trace", a.trace}}, {{"--topology file", a.topology},
                                                       {"--model file", a.model},
                                                       {"--calibration file", a.calibration}});
-  topo::Cluster cluster = topo::load_cluster(a.topology);
+  const std::vector<int> counts = parse_node_counts(a.nodes);
+  if (counts.size() > 1 && !a.trace.empty()) {
+    throw InputError("--trace: the trace is one step; give --nodes one count");
+  }
   const workload::Model model = workload::load_model_file(a.model);
-  const std::vector<int> ranks = parse_ranks(a.ranks, static_cast<int>(cluster.ranks.size()));
   const workload::StepOptions options = step_options(a.step, model);
   std::optional<cal::Calibration> calibration;
-  if (!a.calibration.empty()) {
-    calibration = cal::load_calibration(a.calibration);
-    apply_calibration(*calibration, cluster, ranks);
-  }
-  // The trace shows the busiest link directions of the all-reduces beside the streams.
-  constexpr int kTraceLinks = 8;
-  const DdpPrediction p =
-      predict_ddp(cluster, model, options, ranks, calibration ? &*calibration : nullptr,
-                  a.trace.empty() ? 0 : kTraceLinks);
-  const DdpReport report{model,    cluster,  p.gpu,     options, p.plan,
-                         p.result, p.memory, p.compute, p.ranks, &p.busiest_links};
+  if (!a.calibration.empty()) calibration = cal::load_calibration(a.calibration);
+  // Every count is predicted before anything is printed: a count that fails prints nothing.
+  std::string text;
+  nlohmann::json json = nlohmann::json::array();
   OutputFiles files;
-  files.add("--trace", a.trace, ddp_trace_json(report));
+  for (const int servers : counts) {
+    topo::Cluster cluster = topo::load_cluster(a.topology, {servers});
+    // With --nodes the step runs on every GPU of the resized cluster unless -n says otherwise.
+    const std::string rank_text = !a.ranks.empty() ? a.ranks : servers > 0 ? "" : "1";
+    const std::vector<int> ranks = parse_ranks(rank_text, static_cast<int>(cluster.ranks.size()));
+    if (calibration) apply_calibration(*calibration, cluster, ranks);
+    // The trace shows the busiest link directions of the all-reduces beside the streams.
+    constexpr int kTraceLinks = 8;
+    const DdpPrediction p =
+        predict_ddp(cluster, model, options, ranks, calibration ? &*calibration : nullptr,
+                    a.trace.empty() ? 0 : kTraceLinks);
+    const DdpReport report{model,    cluster,   p.gpu,   options,   p.plan,          p.result,
+                           p.memory, p.compute, p.ranks, p.servers, &p.busiest_links};
+    files.add("--trace", a.trace, ddp_trace_json(report));
+    if (a.json) {
+      json.push_back(ddp_json(report));
+    } else if (a.csv) {
+      const std::string csv = ddp_csv(report);
+      text += text.empty() ? csv : csv.substr(csv.find('\n') + 1);  // one header
+    } else {
+      text += (text.empty() ? "" : "\n") + ddp_text(report);
+    }
+  }
   files.write_all();
   if (a.json) {
-    std::cout << ddp_json(report).dump(2) << "\n";
-  } else if (a.csv) {
-    std::cout << ddp_csv(report);
+    // One count prints its object, a list of counts an array of them.
+    std::cout << (counts.size() == 1 ? json.front() : json).dump(2) << "\n";
   } else {
-    std::cout << ddp_text(report);
+    std::cout << text;
   }
 }
 
@@ -71,7 +90,8 @@ void add_ddp_command(CLI::App& app) {
   cmd->add_option("--topology,-t", args->topology, "Topology YAML file")->required();
   cmd->add_option("--model,-m", args->model, "Model file (models/*.yaml)")->required();
   cmd->add_option("--ranks,-n", args->ranks,
-                  "Rank count N (0..N-1) or list 0,1,8,9 / 0-7 (default 1)");
+                  "Rank count N (0..N-1) or list 0,1,8,9 / 0-7 (default 1; with --nodes, all)");
+  add_nodes_option(cmd, args->nodes, true);
   add_step_flags(cmd, args->step);
   cmd->add_option(
       "--calibration,-c", args->calibration,

@@ -13,6 +13,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/ddp_predict.hpp"
+#include "cli/node_counts.hpp"
 #include "cli/output_guard.hpp"
 #include "cli/scale_plot.hpp"
 #include "core/error.hpp"
@@ -26,6 +27,7 @@ struct ScaleArgs {
   std::string model;
   std::vector<std::string> topologies;
   std::string gpus;
+  std::string nodes;
   bool strong = false;
   StepFlags step;
   bool csv = false;
@@ -66,56 +68,63 @@ std::vector<int> gpu_counts(const std::string& text, int available) {
   return out;
 }
 
-int servers_of(const topo::Cluster& cluster, int gpus) {
-  int last = -1;
-  int count = 0;
-  for (int r = 0; r < gpus; ++r) {
-    const int server =
-        cluster.nodes[static_cast<std::size_t>(cluster.ranks[static_cast<std::size_t>(r)])].server;
-    if (server != last) ++count;
-    last = server;
+// One point: the step on GPUs 0..n-1 of `cluster`.
+Point predict_point(const topo::Cluster& cluster, const workload::Model& model,
+                    const workload::StepOptions& base, int n, bool strong) {
+  std::vector<int> ranks(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) ranks[static_cast<std::size_t>(r)] = r;
+  workload::StepOptions options = base;
+  if (strong) {
+    if (base.batch % n != 0) {
+      throw InputError("key 'gpus': --strong splits the global batch of " +
+                       std::to_string(base.batch) + " evenly; " + std::to_string(n) +
+                       " GPUs do not divide it");
+    }
+    options.batch = base.batch / n;
   }
-  return count;
+  const DdpPrediction p = predict_ddp(cluster, model, options, ranks, nullptr);
+  Point pt;
+  pt.topology = cluster.name;
+  pt.gpus = n;
+  pt.servers = p.servers;
+  pt.batch = options.batch;
+  pt.step_ms = p.result.breakdown.step_us / 1e3;
+  pt.samples_per_s = options.batch * n / (pt.step_ms / 1e3);
+  pt.exposed_ms = p.result.breakdown.exposed_communication_us / 1e3;
+  pt.allreduce_ms = p.result.breakdown.communication_us / 1e3;
+  return pt;
 }
 
 std::vector<Point> scale_one(const std::string& path, const workload::Model& model,
                              const ScaleArgs& a) {
-  const topo::Cluster cluster = topo::load_cluster(path);
-  const int available = static_cast<int>(cluster.ranks.size());
   const workload::StepOptions base = step_options(a.step, model);
   std::vector<Point> points;
-  double base_per_gpu = 0;  // samples/s per GPU at the smallest count
-  std::vector<int> counts = gpu_counts(a.gpus, available);
-  std::sort(counts.begin(), counts.end());
-  counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
-  for (int n : counts) {
-    if (n > available) continue;  // a topology smaller than the count: no point
-    std::vector<int> ranks(static_cast<std::size_t>(n));
-    for (int r = 0; r < n; ++r) ranks[static_cast<std::size_t>(r)] = r;
-    workload::StepOptions options = base;
-    if (a.strong) {
-      if (base.batch % n != 0) {
-        throw InputError("key 'gpus': --strong splits the global batch of " +
-                         std::to_string(base.batch) + " evenly; " + std::to_string(n) +
-                         " GPUs do not divide it");
-      }
-      options.batch = base.batch / n;
+  if (!a.nodes.empty()) {
+    // --nodes: the file's cluster resized to each count, every GPU of it.
+    std::vector<int> counts = parse_node_counts(a.nodes);
+    std::sort(counts.begin(), counts.end());
+    counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+    for (const int servers : counts) {
+      const topo::Cluster cluster = topo::load_cluster(path, {servers});
+      points.push_back(
+          predict_point(cluster, model, base, static_cast<int>(cluster.ranks.size()), a.strong));
     }
-    const DdpPrediction p = predict_ddp(cluster, model, options, ranks, nullptr);
-    Point pt;
-    pt.topology = cluster.name;
-    pt.gpus = n;
-    pt.servers = servers_of(cluster, n);
-    pt.batch = options.batch;
-    pt.step_ms = p.result.breakdown.step_us / 1e3;
-    pt.samples_per_s = options.batch * n / (pt.step_ms / 1e3);
-    pt.exposed_ms = p.result.breakdown.exposed_communication_us / 1e3;
-    pt.allreduce_ms = p.result.breakdown.communication_us / 1e3;
-    // Throughput per GPU against the smallest count's (one GPU when the list starts there):
-    // speedup / n, for weak and strong scaling alike.
-    if (points.empty()) base_per_gpu = pt.samples_per_s / n;
-    pt.efficiency = base_per_gpu > 0 ? pt.samples_per_s / n / base_per_gpu : 0.0;
-    points.push_back(pt);
+  } else {
+    const topo::Cluster cluster = topo::load_cluster(path);
+    const int available = static_cast<int>(cluster.ranks.size());
+    std::vector<int> counts = gpu_counts(a.gpus, available);
+    std::sort(counts.begin(), counts.end());
+    counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+    for (int n : counts) {
+      if (n > available) continue;  // a topology smaller than the count: no point
+      points.push_back(predict_point(cluster, model, base, n, a.strong));
+    }
+  }
+  // Throughput per GPU against the smallest count's (one GPU when the list starts there):
+  // speedup / n, for weak and strong scaling alike.
+  for (Point& pt : points) {
+    const double base_per_gpu = points.front().samples_per_s / points.front().gpus;
+    pt.efficiency = base_per_gpu > 0 ? pt.samples_per_s / pt.gpus / base_per_gpu : 0.0;
   }
   return points;
 }
@@ -187,8 +196,12 @@ void add_scale_command(CLI::App& app) {
       "scale", "A model's DDP step time and throughput against GPU count, per topology");
   cmd->add_option("--model,-m", args->model, "Model file (models/*.yaml)")->required();
   cmd->add_option("--topology,-t", args->topologies, "Topology YAML file (repeatable)")->required();
-  cmd->add_option("--gpus", args->gpus,
-                  "GPU counts, e.g. 1,2,4,8,16 (default: powers of two up to all GPUs)");
+  auto* gpus = cmd->add_option(
+      "--gpus", args->gpus, "GPU counts, e.g. 1,2,4,8,16 (default: powers of two up to all GPUs)");
+  cmd->add_option("--nodes", args->nodes,
+                  "Server counts instead of GPU counts, e.g. 1,2,4,8: the file's cluster resized "
+                  "to each (its fabric generator with it), every GPU of it")
+      ->excludes(gpus);
   cmd->add_flag("--strong", args->strong,
                 "Keep the global batch (the per-GPU batch at one GPU) instead of the per-GPU one");
   add_step_flags(cmd, args->step);

@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/node_counts.hpp"
+#include "core/error.hpp"
 #include "topology/graph.hpp"
 #include "topology/loader.hpp"
 #include "topology/summary.hpp"
@@ -54,6 +56,10 @@ json summary_json(const topo::Cluster& cluster, const topo::TopologySummary& s) 
                               {"gpus_per_server", g.gpus_per_server},
                               {"nics_per_server", g.nics_per_server},
                               {"gpu_model", g.gpu_model}});
+    if (g.price) {
+      out["servers"].back()["price_per_hour"] = {
+          {"usd", g.price->usd_per_hour}, {"source", g.price->source}, {"date", g.price->date}};
+    }
   }
   for (const auto& m : s.gpu_models) {
     out["gpu_models"].push_back({{"name", m.name},
@@ -96,10 +102,14 @@ void add_topo_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("topo", "Summarize a topology file");
   auto file = std::make_shared<std::string>();
   auto as_json = std::make_shared<bool>(false);
+  auto nodes = std::make_shared<std::string>();
   cmd->add_option("file", *file, "Topology YAML file")->required();
+  add_nodes_option(cmd, *nodes, false);
   cmd->add_flag("--json", *as_json, "Print the summary as JSON");
-  cmd->callback([file, as_json] {
-    const topo::Cluster cluster = topo::load_cluster(*file);
+  cmd->callback([file, as_json, nodes] {
+    const std::vector<int> counts = parse_node_counts(*nodes);
+    if (counts.size() > 1) throw InputError("--nodes: topo takes one server count");
+    const topo::Cluster cluster = topo::load_cluster(*file, {counts.front()});
     const topo::ClusterGraph graph(cluster);
     const topo::TopologySummary summary = topo::summarize(graph);
     if (*as_json) {

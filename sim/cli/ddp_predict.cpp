@@ -226,6 +226,13 @@ DdpPrediction predict_ddp(const topo::Cluster& cluster, const workload::Model& m
   }
   DdpPrediction p;
   p.ranks = static_cast<int>(ranks.size());
+  std::vector<int> servers;
+  for (int r : ranks) {
+    servers.push_back(
+        cluster.nodes[static_cast<std::size_t>(cluster.ranks[static_cast<std::size_t>(r)])].server);
+  }
+  std::sort(servers.begin(), servers.end());
+  p.servers = static_cast<int>(std::unique(servers.begin(), servers.end()) - servers.begin());
   const int gpu_node = cluster.ranks[static_cast<std::size_t>(ranks.front())];
   p.gpu = cluster.gpu_models[static_cast<std::size_t>(model_of(ranks.front()))];
   p.compute = workload::gpu_compute_priors(p.gpu);

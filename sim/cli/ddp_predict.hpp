@@ -53,6 +53,7 @@ struct DdpPrediction {
   workload::StepResult result;
   workload::MemoryEstimate memory;
   int ranks = 1;
+  int servers = 1;                      // distinct servers the ranks run on
   std::vector<LinkLoad> busiest_links;  // filled when asked (predict_ddp's `links`), busiest first
 };
 

@@ -58,7 +58,9 @@ std::string ddp_text(const DdpReport& r) {
   std::ostringstream out;
   char line[256];
   out << "# clustersim ddp: " << r.model.name << " on " << r.cluster.name << ", " << r.ranks
-      << (r.ranks == 1 ? " GPU (" : " GPUs (") << r.gpu.name << ")\n";
+      << (r.ranks == 1 ? " GPU (" : " GPUs (") << r.gpu.name << ")";
+  if (r.servers > 1) out << " on " << r.servers << " servers";
+  out << "\n";
   out << "# " << settings_line(r) << "\n";
   out << "# compute: " << r.plan.compute_note << "; GEMMs: " << r.compute.gemm_source << "\n";
   std::snprintf(line, sizeof line,
@@ -102,6 +104,7 @@ nlohmann::json ddp_json(const DdpReport& r) {
   out["topology"] = r.cluster.name;
   out["gpu"] = r.gpu.name;
   out["ranks"] = r.ranks;
+  out["servers"] = r.servers;
   out["batch"] = r.options.batch;
   if (r.options.seq) out["seq"] = *r.options.seq;
   out["precision"] = workload::to_string(r.options.precision);
@@ -146,8 +149,9 @@ std::string ddp_csv(const DdpReport& r) {
   const workload::StepBreakdown& b = r.result.breakdown;
   std::ostringstream head;
   std::ostringstream row;
-  head << "model,topology,gpu,batch,seq,precision,optimizer,ddp,step_ms,samples_per_s";
-  row << r.model.name << "," << r.cluster.name << "," << r.gpu.name << "," << r.options.batch << ","
+  head << "model,topology,gpu,gpus,servers,batch,seq,precision,optimizer,ddp,step_ms,samples_per_s";
+  row << r.model.name << "," << r.cluster.name << "," << r.gpu.name << "," << r.ranks << ","
+      << r.servers << "," << r.options.batch << ","
       << (r.options.seq ? std::to_string(*r.options.seq) : "") << ","
       << workload::to_string(r.options.precision) << "," << workload::to_string(r.options.optimizer)
       << "," << (r.options.ddp ? "true" : "false");

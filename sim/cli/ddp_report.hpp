@@ -25,6 +25,7 @@ struct DdpReport {
   const workload::MemoryEstimate& memory;
   const workload::GpuCompute& compute;
   int ranks = 1;
+  int servers = 1;
   const std::vector<LinkLoad>* links = nullptr;  // the busiest links, for the trace
 };
 

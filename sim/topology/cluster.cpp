@@ -46,4 +46,11 @@ int Cluster::find_node(const std::string& node_name) const {
   return -1;
 }
 
+const ServerPrice* Cluster::price_of(const std::string& template_name) const {
+  for (const ServerPrice& p : prices) {
+    if (p.template_name == template_name) return &p;
+  }
+  return nullptr;
+}
+
 }  // namespace cs::topo

@@ -92,6 +92,16 @@ struct FabricInfo {
   std::vector<int> spines;      // node indices of spine switches, in order
 };
 
+// A server template's rental price: what `clustersim plan` charges per server and hour. From the
+// template's `price_per_hour`, or a `--price TEMPLATE=USD` flag (source "--price").
+struct ServerPrice {
+  std::string template_name;
+  double usd_per_hour = 0;
+  std::string source;  // where the figure comes from (a price list, a quote)
+  std::string date;    // the day it was valid, as the file gives it
+  SourceLoc loc;
+};
+
 struct Cluster {
   std::string name;
   std::string source_file;
@@ -103,8 +113,11 @@ struct Cluster {
   // inside a server, by the GPU's local order: rank = server_index * gpus_per_server + local_gpu.
   std::vector<int> ranks;
   FabricInfo fabric;
+  std::vector<ServerPrice> prices;  // templates that carry a price, in file order
 
   int find_node(const std::string& name) const;  // -1 when absent
+  // The price of a template, or null when it has none.
+  const ServerPrice* price_of(const std::string& template_name) const;
 };
 
 }  // namespace cs::topo

@@ -14,11 +14,37 @@
 
 namespace cs::topo {
 
-Cluster load_cluster(const std::string& path) {
-  return load_cluster_from_string(read_input_file(path, "topology file"), path);
+namespace {
+
+// --nodes N: the one cluster entry's count becomes N before anything is expanded.
+void resize_servers(spec::TopologySpec& topology, int servers) {
+  const std::string flag = "--nodes " + std::to_string(servers);
+  if (topology.instances.size() != 1) {
+    throw InputError(topology.instances[1].loc, "cluster",
+                     flag + " sets the count of a cluster of one entry; this file lists " +
+                         std::to_string(topology.instances.size()) +
+                         " (set each entry's count in the file instead)");
+  }
+  if (servers > kMaxCount) {
+    throw InputError(flag + ": at most " + std::to_string(kMaxCount) + " servers");
+  }
+  if (servers > 1 && topology.fabric.kind == spec::FabricKind::none) {
+    throw InputError(topology.instances[0].loc, "fabric",
+                     flag + " needs a fabric generator to join the servers, and " + topology.file +
+                         " has none (add e.g. fabric: {kind: fat_tree, leaf_ports: 64, link: "
+                         "{type: infiniband, rate: NDR}})");
+  }
+  topology.instances[0].count = servers;
 }
 
-Cluster load_cluster_from_string(std::string_view yaml_text, const std::string& display_name) {
+}  // namespace
+
+Cluster load_cluster(const std::string& path, const LoadOptions& options) {
+  return load_cluster_from_string(read_input_file(path, "topology file"), path, options);
+}
+
+Cluster load_cluster_from_string(std::string_view yaml_text, const std::string& display_name,
+                                 const LoadOptions& options) {
   YAML::Node root;
   try {
     root = YAML::Load(std::string(yaml_text));
@@ -27,7 +53,8 @@ Cluster load_cluster_from_string(std::string_view yaml_text, const std::string& 
     throw InputError(SourceLoc{display_name, e.mark.line >= 0 ? e.mark.line + 1 : 0}, "",
                      "malformed YAML: " + e.msg);
   }
-  const spec::TopologySpec topology = parse_topology(root, display_name);
+  spec::TopologySpec topology = parse_topology(root, display_name);
+  if (options.servers > 0) resize_servers(topology, options.servers);
 
   Cluster cluster;
   // Without `name:`, the file's stem (topologies/foo.yaml -> foo), as output headers show it.
@@ -35,11 +62,20 @@ Cluster load_cluster_from_string(std::string_view yaml_text, const std::string& 
   cluster.name = !topology.name.empty() ? topology.name : stem.empty() ? display_name : stem;
   cluster.source_file = display_name;
   cluster.gpu_models = topology.gpu_models;
+  for (const spec::ServerTemplate& t : topology.templates) {
+    if (t.price) cluster.prices.push_back(*t.price);
+  }
   ClusterBuilder builder(cluster);
-  expand_servers(topology, builder);
-  build_fabric(topology.fabric, builder);
-  expand_top_level(topology, builder);
-  check_gpus_connected(cluster);
+  try {
+    expand_servers(topology, builder);
+    build_fabric(topology.fabric, builder);
+    expand_top_level(topology, builder);
+    check_gpus_connected(cluster);
+  } catch (const InputError& e) {
+    // A file that loads as written but not resized: say which flag made it fail.
+    if (options.servers <= 0) throw;
+    throw InputError("with --nodes " + std::to_string(options.servers) + ": " + e.what());
+  }
   return cluster;
 }
 

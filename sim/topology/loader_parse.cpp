@@ -1,6 +1,7 @@
 // YAML -> TopologySpec: the key-by-key reading of a topology file (format: topologies/README.md).
 #include "topology/loader_parse.hpp"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "topology/loader_names.hpp"
@@ -56,6 +57,30 @@ GpuModel parse_gpu_model(const NamedEntry& entry, const std::string& file) {
   model.memory_bandwidth_Bps = f.bandwidth_Bps("memory_bandwidth");
   model.loc = entry.loc;
   return model;
+}
+
+// `price_per_hour: {usd: 55.04, source: "...", date: 2025-06-05}`: a figure says where it came from
+// and when it held, since prices move.
+ServerPrice parse_price(const Fields& server, const std::string& template_name,
+                        const std::string& file) {
+  Fields f(server.node("price_per_hour"), "price_per_hour", "price_per_hour", file,
+           server.loc("price_per_hour"), {"usd", "source", "date"});
+  ServerPrice price;
+  price.template_name = template_name;
+  price.loc = f.loc();
+  if (!f.has("usd")) f.fail("usd", "missing: the price in US dollars per server and hour");
+  price.usd_per_hour = *f.optional_number("usd", 0.0, 1e6);
+  if (!f.has("source"))
+    f.fail("source", "missing: where the price comes from (a price list, a quote)");
+  price.source = f.text("source");
+  if (!f.has("date")) f.fail("date", "missing: the day the price held, YYYY-MM-DD");
+  price.date = f.text("date");
+  const std::string& d = price.date;
+  const bool digits =
+      d.size() == 10 && d[4] == '-' && d[7] == '-' &&
+      std::all_of(d.begin(), d.end(), [](char c) { return c == '-' || (c >= '0' && c <= '9'); });
+  if (!digits) f.fail("date", "'" + d + "' is not a date; valid: YYYY-MM-DD");
+  return price;
 }
 
 spec::FabricSpec parse_fabric(const Fields& root, const std::string& file) {
@@ -138,7 +163,7 @@ spec::TopologySpec parse_topology(const YAML::Node& root, const std::string& fil
   if (!f.has("servers")) f.fail("servers", "missing: the file needs at least one server template");
   for (const auto& entry : named_entries(f, "servers", "server template")) {
     Fields t(entry.value, "server template '" + entry.name + "'", entry.name, file, entry.loc,
-             {"nodes", "links"});
+             {"nodes", "links", "price_per_hour"});
     spec::ServerTemplate tmpl;
     tmpl.name = entry.name;
     tmpl.loc = entry.loc;
@@ -146,6 +171,7 @@ spec::TopologySpec parse_topology(const YAML::Node& root, const std::string& fil
     tmpl.nodes = parse_nodes(t, file, models, model_names);
     if (tmpl.nodes.empty()) t.fail("nodes", "server template '" + entry.name + "' has no nodes");
     tmpl.links = parse_links(t, file);
+    if (t.has("price_per_hour")) tmpl.price = parse_price(t, entry.name, file);
     out.templates.push_back(std::move(tmpl));
   }
 

@@ -3,6 +3,7 @@
 // the expansion steps can still point at the spot that is wrong. No yaml-cpp here.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,7 @@ struct ServerTemplate {
   std::string name;
   std::vector<NodeSpec> nodes;
   std::vector<LinkSpec> links;
+  std::optional<ServerPrice> price;
   SourceLoc loc;
 };
 

@@ -24,6 +24,7 @@ std::vector<ServerGroup> group_servers(const Cluster& cluster) {
     group.count = 1;
     group.gpus_per_server = static_cast<int>(server.gpus.size());
     group.nics_per_server = static_cast<int>(server.nics.size());
+    if (const ServerPrice* price = cluster.price_of(server.template_name)) group.price = *price;
     if (!server.gpus.empty()) {
       const int model = cluster.nodes[static_cast<std::size_t>(server.gpus.front())].gpu_model;
       if (model >= 0) group.gpu_model = cluster.gpu_models[static_cast<std::size_t>(model)].name;

@@ -3,6 +3,7 @@
 // manner of `nvidia-smi topo -m`. Rendering (text, JSON) lives with the command.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,7 @@ struct ServerGroup {
   int gpus_per_server = 0;
   int nics_per_server = 0;
   std::string gpu_model;  // model of the first GPU; "" for a server without GPUs
+  std::optional<ServerPrice> price;
 };
 
 // Links of one kind and label ("NVLink4 x18"), with their summed per-direction line rate.

@@ -60,6 +60,10 @@ void write_servers(std::ostringstream& out, const TopologySummary& s) {
   for (const ServerGroup& g : s.servers) {
     out << "  " << g.count << " x " << g.template_name << ": " << g.gpus_per_server << " GPUs"
         << (g.gpu_model.empty() ? "" : " " + g.gpu_model) << ", " << g.nics_per_server << " NICs\n";
+    if (g.price) {
+      out << "    " << g.price->usd_per_hour << " USD per server-hour (" << g.price->source << ", "
+          << g.price->date << ")\n";
+    }
   }
   out << "  " << s.gpu_count << " GPUs, " << s.node_count << " nodes, " << s.fabric_switches
       << " network switches\n\n";

@@ -216,15 +216,16 @@ struct Shipped {
 // rules: rail-optimized DGX H100 with 64-port leaves at 1:1 has 8 rails of one leaf each, and
 // leaf k's uplinks = its NIC count; 2 and 4 nodes -> 16 and 32 uplinks -> 1 spine of 64 ports,
 // 16 nodes -> 128 uplinks -> 2 spines. The fat tree: 1,024 NICs / 32 down ports = 32 leaves,
-// 32 x 32 uplinks / 64 ports = 16 spines.
+// 32 x 32 uplinks / 64 ports = 16 spines. The AWS instances' fat trees (64 ports, 1:1: 32 down)
+// hold one instance's 4 or 32 EFA NICs on one leaf, which needs no spine.
 const std::vector<Shipped> kShipped = {
     {"dgx-a100.yaml", 8, 8, 1, "", 0, 0},
     {"dgx-h100.yaml", 8, 8, 1, "", 0, 0},
     {"dgx-h200.yaml", 8, 8, 1, "", 0, 0},
     {"h200-4gpu.yaml", 4, 0, 1, "", 0, 0},
-    {"aws-p4d.24xlarge.yaml", 8, 4, 1, "", 0, 0},
-    {"aws-p5.48xlarge.yaml", 8, 32, 1, "", 0, 0},
-    {"aws-g6e.48xlarge.yaml", 8, 4, 1, "", 0, 0},
+    {"aws-p4d.24xlarge.yaml", 8, 4, 1, "fat_tree", 1, 0},
+    {"aws-p5.48xlarge.yaml", 8, 32, 1, "fat_tree", 1, 0},
+    {"aws-g6e.48xlarge.yaml", 8, 4, 1, "fat_tree", 1, 0},
     {"workstation-4gpu-pcie.yaml", 4, 0, 1, "", 0, 0},
     {"dgx-h100-2node.yaml", 16, 16, 2, "rail_optimized", 8, 1},
     {"dgx-h100-4node.yaml", 32, 32, 4, "rail_optimized", 8, 1},
