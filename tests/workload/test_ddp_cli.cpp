@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -227,4 +228,26 @@ TEST_CASE("clustersim scale --plot draws a PNG and an SVG that open") {
                             "key 'plot': ");
   CHECK_FALSE(fs::exists(dir / "s.gif"));
   fs::remove_all(dir);
+}
+
+TEST_CASE("clustersim ddp --nodes: the 16-node file resized to 2 is the 2-node file") {
+  // dgx-h100-2node.yaml and dgx-h100-16node.yaml differ only in name and count, and their rail
+  // fabric's rules give both 8 rail leaves and one spine at 2 servers; so every figure matches.
+  const cs::test::CommandResult resized =
+      ddp(topo("dgx-h100-16node.yaml") + model("gpt2.yaml") + "--nodes 2 --csv");
+  const cs::test::CommandResult written =
+      ddp(topo("dgx-h100-2node.yaml") + model("gpt2.yaml") + "-n 16 --csv");
+  REQUIRE(resized.status == 0);
+  std::string expected = written.output;
+  expected.replace(expected.find("dgx-h100-2node"), 14, "dgx-h100-16node");
+  CHECK(resized.output == expected);
+  // A list runs each count in turn under one CSV header.
+  const cs::test::CommandResult both =
+      ddp(topo("dgx-h100-16node.yaml") + model("gpt2.yaml") + "--nodes 1,2 --csv");
+  CHECK(both.output.find("gpt2,dgx-h100-16node,H100-SXM5-80GB,8,1,") != std::string::npos);
+  CHECK(both.output.find("gpt2,dgx-h100-16node,H100-SXM5-80GB,16,2,") != std::string::npos);
+  CHECK(std::count(both.output.begin(), both.output.end(), '\n') == 3);
+  cs::test::check_bad_input(
+      ddp(topo("dgx-h100-16node.yaml") + model("gpt2.yaml") + "--nodes 1,2 --trace /tmp/x.json"),
+      "--trace: the trace is one step; give --nodes one count");
 }

@@ -1,0 +1,346 @@
+// `clustersim plan`: which cluster trains a model to a target soonest and cheapest. For every
+// topology x server count: the memory check, the DDP step, throughput, scaling efficiency, time
+// and cost to the target, cost per million samples or tokens; sorted by cost, the time/cost
+// Pareto front marked, optionally drawn.
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/commands.hpp"
+#include "cli/ddp_predict.hpp"
+#include "cli/gnuplot.hpp"
+#include "cli/node_counts.hpp"
+#include "cli/output_guard.hpp"
+#include "cli/plan_predict.hpp"
+#include "core/error.hpp"
+#include "plan/candidates.hpp"
+#include "workload/model_loader.hpp"
+
+namespace cs::cli {
+namespace {
+
+struct PlanArgs {
+  std::string model;
+  std::vector<std::string> topologies;
+  std::string nodes;
+  std::string samples;
+  std::string tokens;
+  std::string steps;
+  double max_hours = 0;
+  double max_cost = 0;
+  std::vector<std::string> prices;
+  int global_batch = 0;
+  StepFlags step;
+  bool csv = false;
+  bool json = false;
+  std::string plot;
+};
+
+// "300e9", "300B" (billion), "1.5T", "500M", "20K": a count above 0.
+double parse_amount(const std::string& flag, const std::string& text) {
+  char* end = nullptr;
+  double value = std::strtod(text.c_str(), &end);
+  const std::string suffix = end != nullptr ? std::string(end) : "";
+  const std::map<std::string, double> scale = {{"", 1},    {"K", 1e3}, {"k", 1e3}, {"M", 1e6},
+                                               {"B", 1e9}, {"G", 1e9}, {"T", 1e12}};
+  const auto s = scale.find(suffix);
+  if (text.empty() || end == text.c_str() || s == scale.end() || !std::isfinite(value)) {
+    throw InputError(flag + ": '" + text + "' is not a count (e.g. 300e9, 300B, 1.5T, 500M)");
+  }
+  value *= s->second;
+  if (!(value >= 1)) throw InputError(flag + ": '" + text + "' must be at least 1");
+  return value;
+}
+
+plan::Target parse_target(const PlanArgs& a) {
+  int given = 0;
+  plan::Target t;
+  if (!a.samples.empty()) t = {plan::TargetKind::samples, parse_amount("--samples", a.samples)};
+  if (!a.tokens.empty()) t = {plan::TargetKind::tokens, parse_amount("--tokens", a.tokens)};
+  if (!a.steps.empty()) t = {plan::TargetKind::steps, parse_amount("--steps", a.steps)};
+  given = !a.samples.empty() + !a.tokens.empty() + !a.steps.empty();
+  if (given != 1) throw InputError("plan: give exactly one of --samples, --tokens, --steps");
+  return t;
+}
+
+// 3e11 -> "300 billion": the target as a person says it.
+std::string amount_text(double amount) {
+  const struct {
+    double scale;
+    const char* word;
+  } words[] = {{1e12, " trillion"}, {1e9, " billion"}, {1e6, " million"}, {1, ""}};
+  char text[64];
+  for (const auto& w : words) {
+    if (amount >= w.scale) {
+      std::snprintf(text, sizeof text, "%.6g%s", amount / w.scale, w.word);
+      return text;
+    }
+  }
+  std::snprintf(text, sizeof text, "%.6g", amount);
+  return text;
+}
+
+const char* per_million(plan::TargetKind kind) {
+  return kind == plan::TargetKind::tokens ? "tokens" : "samples";
+}
+
+std::string text_table(const std::vector<plan::Candidate>& cs, const workload::Model& model,
+                       const workload::StepOptions& options, const plan::Target& target) {
+  std::ostringstream out;
+  char line[512];
+  out << "# clustersim plan: " << model.name << " for " << amount_text(target.amount) << " "
+      << plan::to_string(target.kind) << ", " << workload::to_string(options.precision) << ", "
+      << workload::to_string(options.optimizer) << ", DDP on every GPU\n";
+  out << "# cheapest first; * = on the time/cost Pareto front (no candidate both faster and "
+         "cheaper); cost = hours x price, billed per second\n";
+  std::snprintf(line, sizeof line, "#  %-24s %5s %5s %5s %9s %12s %6s %9s %11s %8s %8s %8s %9s\n",
+                "topology", "nodes", "gpus", "batch", "step ms",
+                target.kind == plan::TargetKind::tokens ? "tokens/s" : "samples/s", "eff", "hours",
+                "cost USD", "USD/M", "USD/h", "exposed", "compute");
+  out << line;
+  std::snprintf(line, sizeof line, "#  %-24s %5s %5s %5s %9s %12s %6s %9s %11s %8s %8s %8s %9s\n",
+                "", "", "", "/GPU", "", "", "", "", "", per_million(target.kind), "", "comm ms",
+                "ms");
+  out << line;
+  std::vector<const plan::Candidate*> out_of_run;
+  for (const plan::Candidate& c : cs) {
+    if (!c.why_not.empty()) {
+      out_of_run.push_back(&c);
+      continue;
+    }
+    std::snprintf(line, sizeof line,
+                  "%s  %-24s %5d %5d %5d %9.2f %12.1f %5.1f%% %9.1f %11.0f %8.3f %8.2f %8.2f "
+                  "%9.2f%s\n",
+                  c.pareto ? "*" : " ", c.topology.c_str(), c.servers, c.gpus, c.batch_per_gpu,
+                  c.step_s * 1e3,
+                  target.kind == plan::TargetKind::tokens ? c.tokens_per_s : c.samples_per_s,
+                  100 * c.efficiency, c.hours, c.usd, c.usd_per_million, c.usd_per_hour,
+                  c.exposed_communication_ms, c.compute_ms,
+                  c.over_limit.empty() ? "" : ("  (" + c.over_limit + ")").c_str());
+    out << line;
+  }
+  for (const plan::Candidate* c : out_of_run) {
+    out << "-  " << c->topology << " x" << c->servers << " (" << c->gpus << " GPUs): " << c->why_not
+        << "\n";
+  }
+  // Where each figure came from: prices and kernel times, once each.
+  std::map<std::string, bool> seen;
+  for (const plan::Candidate& c : cs) {
+    if (!c.price_source.empty() && !seen[c.price_source]) {
+      out << "# price: " << c.price_source << "\n";
+      seen[c.price_source] = true;
+    }
+  }
+  for (const plan::Candidate& c : cs) {
+    if (!c.compute_note.empty() && !seen[c.compute_note]) {
+      out << "# compute: " << c.compute_note << "\n";
+      seen[c.compute_note] = true;
+    }
+  }
+  return out.str();
+}
+
+// A candidate's figures by name, in column order. One that cannot run has only what was known
+// before it failed (its step and price, where it got that far); the rest stay empty.
+std::vector<std::pair<std::string, double>> figures(const plan::Candidate& c) {
+  std::vector<std::pair<std::string, double>> out;
+  const bool runs = c.why_not.empty();
+  const auto add = [&](const char* name, double value, bool known) {
+    if (known) out.emplace_back(name, value);
+  };
+  add("step_ms", c.step_s * 1e3, c.step_s > 0);
+  add("samples_per_s", c.samples_per_s, runs);
+  add("tokens_per_s", c.tokens_per_s, runs);
+  add("efficiency", c.efficiency, runs);
+  add("steps", c.steps, runs);
+  add("hours", c.hours, runs);
+  add("cost_usd", c.usd, runs);
+  add("usd_per_million", c.usd_per_million, runs);
+  add("usd_per_hour", c.usd_per_hour, c.usd_per_hour > 0);
+  add("compute_ms", c.compute_ms, c.step_s > 0);
+  add("exposed_communication_ms", c.exposed_communication_ms, c.step_s > 0);
+  add("host_bound_idle_ms", c.host_bound_idle_ms, c.step_s > 0);
+  return out;
+}
+
+const char* const kFigureColumns[] = {"step_ms",
+                                      "samples_per_s",
+                                      "tokens_per_s",
+                                      "efficiency",
+                                      "steps",
+                                      "hours",
+                                      "cost_usd",
+                                      "usd_per_million",
+                                      "usd_per_hour",
+                                      "compute_ms",
+                                      "exposed_communication_ms",
+                                      "host_bound_idle_ms"};
+
+nlohmann::json candidate_json(const plan::Candidate& c) {
+  nlohmann::json j = {{"topology", c.topology},
+                      {"servers", c.servers},
+                      {"gpus", c.gpus},
+                      {"batch_per_gpu", c.batch_per_gpu}};
+  for (const auto& [name, value] : figures(c)) j[name] = value;
+  if (c.why_not.empty()) {
+    j["pareto"] = c.pareto;
+    j["over_limit"] = c.over_limit;
+  } else {
+    j["why_not"] = c.why_not;
+  }
+  if (!c.price_source.empty()) j["price_source"] = c.price_source;
+  if (!c.compute_note.empty()) j["compute"] = c.compute_note;
+  return j;
+}
+
+std::string csv_table(const std::vector<plan::Candidate>& cs) {
+  std::ostringstream out;
+  out << "topology,servers,gpus,batch_per_gpu";
+  for (const char* name : kFigureColumns) out << "," << name;
+  out << ",pareto,over_limit,why_not\n";
+  char number[64];
+  for (const plan::Candidate& c : cs) {
+    out << c.topology << "," << c.servers << "," << c.gpus << "," << c.batch_per_gpu;
+    const auto known = figures(c);
+    for (const char* name : kFigureColumns) {
+      out << ",";
+      for (const auto& [have, value] : known) {
+        if (have != name) continue;
+        std::snprintf(number, sizeof number, "%.6f", value);
+        out << number;
+      }
+    }
+    out << "," << (c.why_not.empty() ? (c.pareto ? "true" : "false") : "") << "," << c.over_limit
+        << ",\"";
+    // Free text in quotes, its quotes doubled (RFC 4180).
+    for (char ch : c.why_not) out << (ch == '"' ? std::string("\"\"") : std::string(1, ch));
+    out << "\"\n";
+  }
+  return out.str();
+}
+
+// Cost against time: a series of points per topology, each labelled with its server count, and
+// the Pareto front as a line through its candidates.
+void plot_plan(const std::vector<plan::Candidate>& cs, const std::string& title,
+               const std::string& path) {
+  GnuplotJob job("plot", path);
+  std::vector<std::string> order;
+  std::map<std::string, std::ostringstream> series;
+  std::vector<const plan::Candidate*> on_front;
+  for (const plan::Candidate& c : cs) {
+    if (!c.why_not.empty()) continue;
+    if (!series.count(c.topology)) order.push_back(c.topology);
+    series[c.topology] << c.hours << " " << c.usd << " \"x" << c.servers << "\"\n";
+    if (c.pareto) on_front.push_back(&c);
+  }
+  std::sort(on_front.begin(), on_front.end(),
+            [](const plan::Candidate* a, const plan::Candidate* b) { return a->hours < b->hours; });
+  std::ostringstream front;
+  for (const plan::Candidate* c : on_front) front << c->hours << " " << c->usd << "\n";
+  std::ostringstream g;
+  g << job.header(1000, 650) << "set title " << gnuplot_quoted(title) << "\n"
+    << "set grid\nset logscale x\nset xlabel 'time to train (hours)'\n"
+    << "set ylabel 'cost to train (USD)'\nset yrange [0:*]\nset key outside right top\n"
+    << "set offsets graph 0.08, graph 0.08, graph 0.1, 0\n"
+    << "plot " << job.data("front.dat", front.str())
+    << " using 1:2 with lines lw 3 lc rgb '#bbbbbb' title 'Pareto front'";
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const std::string file = job.data("t" + std::to_string(i) + ".dat", series[order[i]].str());
+    g << ", " << file << " using 1:2 with points pt 7 ps 1.6 lc " << i + 1 << " title "
+      << gnuplot_quoted(order[i]) << ", " << file << " using 1:2:3 with labels offset char 0,char "
+      << "1.1 font ',9' notitle";
+  }
+  g << "\n";
+  job.run(g.str());
+}
+
+void run_plan(const PlanArgs& a) {
+  std::vector<NamedPath> inputs = {{"--model file", a.model}};
+  for (const std::string& t : a.topologies) inputs.push_back({"--topology file", t});
+  refuse_outputs_over_inputs({{"--plot", a.plot}}, inputs);
+  const plan::Target target = parse_target(a);
+  if (a.max_hours < 0) throw InputError("--max-hours: must be above 0");
+  if (a.max_cost < 0) throw InputError("--max-cost: must be above 0");
+  if (a.global_batch < 0) throw InputError("--global-batch: must be above 0");
+  PriceOverrides prices;
+  for (const std::string& p : a.prices) parse_price_override(p, prices);
+  const std::vector<int> counts = parse_node_counts(a.nodes);
+  const workload::Model model = workload::load_model_file(a.model);
+  const workload::StepOptions options = step_options(a.step, model);
+
+  std::vector<plan::Candidate> candidates;
+  std::map<std::string, bool> templates;
+  for (const std::string& t : a.topologies) {
+    for (const int servers : counts) {
+      candidates.push_back(
+          predict_candidate({t, servers, a.global_batch}, model, options, prices, &templates));
+    }
+  }
+  for (const auto& [name, usd] : prices) {
+    if (!templates.count(name)) {
+      std::string known;
+      for (const auto& [seen, unused] : templates) known += (known.empty() ? "" : ", ") + seen;
+      throw InputError("--price: no candidate has a server template '" + name +
+                       "'; templates: " + known);
+    }
+  }
+  for (plan::Candidate& c : candidates) plan::evaluate(c, target, {a.max_hours, a.max_cost});
+  plan::mark_pareto(candidates);
+  plan::sort_by_cost(candidates);
+  if (!a.plot.empty()) {
+    plot_plan(candidates,
+              "clustersim plan: " + model.name + ", " + amount_text(target.amount) + " " +
+                  to_string(target.kind),
+              a.plot);
+  }
+  if (a.json) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const plan::Candidate& c : candidates) rows.push_back(candidate_json(c));
+    std::cout << nlohmann::json{{"model", model.name},
+                                {"target",
+                                 {{"kind", to_string(target.kind)}, {"amount", target.amount}}},
+                                {"candidates", rows}}
+                     .dump(2)
+              << "\n";
+  } else if (a.csv) {
+    std::cout << csv_table(candidates);
+  } else {
+    std::cout << text_table(candidates, model, options, target);
+  }
+}
+
+}  // namespace
+
+void add_plan_command(CLI::App& app) {
+  auto args = std::make_shared<PlanArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "plan", "Time and cost to train a model on candidate clusters, cheapest first");
+  cmd->add_option("--model,-m", args->model, "Model file (models/*.yaml)")->required();
+  cmd->add_option("--topology,-t", args->topologies, "Topology YAML file (repeatable)")->required();
+  add_nodes_option(cmd, args->nodes, true);
+  cmd->add_option("--samples", args->samples, "Train on this many samples (e.g. 1.2B)");
+  cmd->add_option("--tokens", args->tokens, "Train on this many tokens (e.g. 300B)");
+  cmd->add_option("--steps", args->steps, "Train for this many optimizer steps");
+  cmd->add_option("--max-hours", args->max_hours, "Mark candidates that take longer");
+  cmd->add_option("--max-cost", args->max_cost, "Mark candidates that cost more (USD)");
+  cmd->add_option("--price", args->prices,
+                  "TEMPLATE=USD_PER_HOUR: a server template's price (repeatable; overrides the "
+                  "file's price_per_hour)");
+  cmd->add_option("--global-batch", args->global_batch,
+                  "Keep this global batch on every candidate (per-GPU batch = it / GPUs) instead "
+                  "of the per-GPU one");
+  add_step_flags(cmd, args->step);
+  cmd->add_option("--plot", args->plot, "Draw cost against time into OUT.png or OUT.svg");
+  auto* csv = cmd->add_flag("--csv", args->csv, "Print CSV");
+  cmd->add_flag("--json", args->json, "Print JSON")->excludes(csv);
+  cmd->callback([args] { run_plan(*args); });
+}
+
+}  // namespace cs::cli

@@ -1,0 +1,37 @@
+// One candidate of `clustersim plan` (and of a plan sweep): a topology at a server count, its
+// DDP step predicted on every GPU, its price summed over its servers. What could not be predicted
+// (the model does not fit, no price, a global batch that does not split) becomes the candidate's
+// why_not rather than an error, so that the other candidates still compare.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "plan/candidates.hpp"
+#include "workload/model.hpp"
+#include "workload/step_plan.hpp"
+
+namespace cs::cli {
+
+// --price TEMPLATE=USD_PER_HOUR, by template name.
+using PriceOverrides = std::map<std::string, double>;
+
+// "p5.48xlarge=55.04" into `prices`; InputError naming --price otherwise.
+void parse_price_override(const std::string& text, PriceOverrides& prices);
+
+struct CandidateSpec {
+  std::string topology;  // file path
+  int servers = 0;       // 0: as the file says
+  int global_batch = 0;  // 0: the per-GPU batch of `options`; else split over the GPUs
+};
+
+// Loads the topology (errors in the file or its resizing are InputErrors: bad input, not a
+// candidate that loses), then predicts. `templates_seen` collects the template names, so that the
+// caller can refuse a --price naming none of them.
+plan::Candidate predict_candidate(const CandidateSpec& spec, const workload::Model& model,
+                                  const workload::StepOptions& options,
+                                  const PriceOverrides& prices,
+                                  std::map<std::string, bool>* templates_seen = nullptr);
+
+}  // namespace cs::cli
