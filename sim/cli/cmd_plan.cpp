@@ -147,48 +147,12 @@ std::string text_table(const std::vector<plan::Candidate>& cs, const workload::M
   return out.str();
 }
 
-// A candidate's figures by name, in column order. One that cannot run has only what was known
-// before it failed (its step and price, where it got that far); the rest stay empty.
-std::vector<std::pair<std::string, double>> figures(const plan::Candidate& c) {
-  std::vector<std::pair<std::string, double>> out;
-  const bool runs = c.why_not.empty();
-  const auto add = [&](const char* name, double value, bool known) {
-    if (known) out.emplace_back(name, value);
-  };
-  add("step_ms", c.step_s * 1e3, c.step_s > 0);
-  add("samples_per_s", c.samples_per_s, runs);
-  add("tokens_per_s", c.tokens_per_s, runs);
-  add("efficiency", c.efficiency, runs);
-  add("steps", c.steps, runs);
-  add("hours", c.hours, runs);
-  add("cost_usd", c.usd, runs);
-  add("usd_per_million", c.usd_per_million, runs);
-  add("usd_per_hour", c.usd_per_hour, c.usd_per_hour > 0);
-  add("compute_ms", c.compute_ms, c.step_s > 0);
-  add("exposed_communication_ms", c.exposed_communication_ms, c.step_s > 0);
-  add("host_bound_idle_ms", c.host_bound_idle_ms, c.step_s > 0);
-  return out;
-}
-
-const char* const kFigureColumns[] = {"step_ms",
-                                      "samples_per_s",
-                                      "tokens_per_s",
-                                      "efficiency",
-                                      "steps",
-                                      "hours",
-                                      "cost_usd",
-                                      "usd_per_million",
-                                      "usd_per_hour",
-                                      "compute_ms",
-                                      "exposed_communication_ms",
-                                      "host_bound_idle_ms"};
-
 nlohmann::json candidate_json(const plan::Candidate& c) {
   nlohmann::json j = {{"topology", c.topology},
                       {"servers", c.servers},
                       {"gpus", c.gpus},
                       {"batch_per_gpu", c.batch_per_gpu}};
-  for (const auto& [name, value] : figures(c)) j[name] = value;
+  for (const auto& [name, value] : candidate_figures(c)) j[name] = value;
   if (c.why_not.empty()) {
     j["pareto"] = c.pareto;
     j["over_limit"] = c.over_limit;
@@ -203,13 +167,13 @@ nlohmann::json candidate_json(const plan::Candidate& c) {
 std::string csv_table(const std::vector<plan::Candidate>& cs) {
   std::ostringstream out;
   out << "topology,servers,gpus,batch_per_gpu";
-  for (const char* name : kFigureColumns) out << "," << name;
+  for (const char* name : kCandidateColumns) out << "," << name;
   out << ",pareto,over_limit,why_not\n";
   char number[64];
   for (const plan::Candidate& c : cs) {
     out << c.topology << "," << c.servers << "," << c.gpus << "," << c.batch_per_gpu;
-    const auto known = figures(c);
-    for (const char* name : kFigureColumns) {
+    const auto known = candidate_figures(c);
+    for (const char* name : kCandidateColumns) {
       out << ",";
       for (const auto& [have, value] : known) {
         if (have != name) continue;

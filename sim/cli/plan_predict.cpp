@@ -108,4 +108,25 @@ plan::Candidate predict_candidate(const CandidateSpec& spec, const workload::Mod
   return c;
 }
 
+std::vector<std::pair<std::string, double>> candidate_figures(const plan::Candidate& c) {
+  std::vector<std::pair<std::string, double>> out;
+  const bool runs = c.why_not.empty();
+  const auto add = [&](const char* name, double value, bool known) {
+    if (known) out.emplace_back(name, value);
+  };
+  add("step_ms", c.step_s * 1e3, c.step_s > 0);
+  add("samples_per_s", c.samples_per_s, runs);
+  add("tokens_per_s", c.tokens_per_s, runs);
+  add("efficiency", c.efficiency, runs);
+  add("steps", c.steps, runs);
+  add("hours", c.hours, runs);
+  add("cost_usd", c.usd, runs);
+  add("usd_per_million", c.usd_per_million, runs);
+  add("usd_per_hour", c.usd_per_hour, c.usd_per_hour > 0);
+  add("compute_ms", c.compute_ms, c.step_s > 0);
+  add("exposed_communication_ms", c.exposed_communication_ms, c.step_s > 0);
+  add("host_bound_idle_ms", c.host_bound_idle_ms, c.step_s > 0);
+  return out;
+}
+
 }  // namespace cs::cli

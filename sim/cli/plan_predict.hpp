@@ -7,6 +7,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "plan/candidates.hpp"
 #include "workload/model.hpp"
@@ -33,5 +35,21 @@ plan::Candidate predict_candidate(const CandidateSpec& spec, const workload::Mod
                                   const workload::StepOptions& options,
                                   const PriceOverrides& prices,
                                   std::map<std::string, bool>* templates_seen = nullptr);
+
+// A candidate's figures by column name, in the order of kCandidateColumns. One that cannot run has
+// only what was known before it failed (its step and price, where it got that far).
+std::vector<std::pair<std::string, double>> candidate_figures(const plan::Candidate& c);
+inline constexpr const char* kCandidateColumns[] = {"step_ms",
+                                                    "samples_per_s",
+                                                    "tokens_per_s",
+                                                    "efficiency",
+                                                    "steps",
+                                                    "hours",
+                                                    "cost_usd",
+                                                    "usd_per_million",
+                                                    "usd_per_hour",
+                                                    "compute_ms",
+                                                    "exposed_communication_ms",
+                                                    "host_bound_idle_ms"};
 
 }  // namespace cs::cli
