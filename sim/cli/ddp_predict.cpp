@@ -227,6 +227,7 @@ DdpPrediction predict_ddp(const topo::Cluster& cluster, const workload::Model& m
   DdpPrediction p;
   p.ranks = static_cast<int>(ranks.size());
   std::vector<int> servers;
+  servers.reserve(ranks.size());
   for (int r : ranks) {
     servers.push_back(
         cluster.nodes[static_cast<std::size_t>(cluster.ranks[static_cast<std::size_t>(r)])].server);
