@@ -21,6 +21,7 @@
 #include "cli/plan_predict.hpp"
 #include "core/error.hpp"
 #include "plan/candidates.hpp"
+#include "topology/loader.hpp"
 #include "workload/model_loader.hpp"
 
 namespace cs::cli {
@@ -60,12 +61,11 @@ double parse_amount(const std::string& flag, const std::string& text) {
 }
 
 plan::Target parse_target(const PlanArgs& a) {
-  int given = 0;
   plan::Target t;
   if (!a.samples.empty()) t = {plan::TargetKind::samples, parse_amount("--samples", a.samples)};
   if (!a.tokens.empty()) t = {plan::TargetKind::tokens, parse_amount("--tokens", a.tokens)};
   if (!a.steps.empty()) t = {plan::TargetKind::steps, parse_amount("--steps", a.steps)};
-  given = !a.samples.empty() + !a.tokens.empty() + !a.steps.empty();
+  const int given = !a.samples.empty() + !a.tokens.empty() + !a.steps.empty();
   if (given != 1) throw InputError("plan: give exactly one of --samples, --tokens, --steps");
   return t;
 }
@@ -243,8 +243,9 @@ void run_plan(const PlanArgs& a) {
   std::map<std::string, bool> templates;
   for (const std::string& t : a.topologies) {
     for (const int servers : counts) {
+      const topo::Cluster cluster = topo::load_cluster(t, {servers});
       candidates.push_back(
-          predict_candidate({t, servers, a.global_batch}, model, options, prices, &templates));
+          predict_candidate(cluster, a.global_batch, model, options, prices, &templates));
     }
   }
   for (const auto& [name, usd] : prices) {

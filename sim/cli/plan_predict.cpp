@@ -6,7 +6,6 @@
 
 #include "cli/ddp_predict.hpp"
 #include "core/error.hpp"
-#include "topology/loader.hpp"
 
 namespace cs::cli {
 
@@ -61,11 +60,11 @@ ClusterPrice cluster_price(const topo::Cluster& cluster, const PriceOverrides& p
 
 }  // namespace
 
-plan::Candidate predict_candidate(const CandidateSpec& spec, const workload::Model& model,
+plan::Candidate predict_candidate(const topo::Cluster& cluster, int global_batch,
+                                  const workload::Model& model,
                                   const workload::StepOptions& options,
                                   const PriceOverrides& prices,
                                   std::map<std::string, bool>* templates_seen) {
-  const topo::Cluster cluster = topo::load_cluster(spec.topology, {spec.servers});
   plan::Candidate c;
   c.topology = cluster.name;
   c.servers = static_cast<int>(cluster.servers.size());
@@ -74,13 +73,13 @@ plan::Candidate predict_candidate(const CandidateSpec& spec, const workload::Mod
     for (const topo::Server& s : cluster.servers) (*templates_seen)[s.template_name] = true;
   }
   workload::StepOptions o = options;
-  if (spec.global_batch > 0) {
-    if (spec.global_batch % c.gpus != 0) {
-      c.why_not = "a global batch of " + std::to_string(spec.global_batch) +
+  if (global_batch > 0) {
+    if (global_batch % c.gpus != 0) {
+      c.why_not = "a global batch of " + std::to_string(global_batch) +
                   " does not split evenly over " + std::to_string(c.gpus) + " GPUs";
       return c;
     }
-    o.batch = spec.global_batch / c.gpus;
+    o.batch = global_batch / c.gpus;
   }
   c.batch_per_gpu = o.batch;
   c.seq = o.seq.value_or(0);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "plan/candidates.hpp"
+#include "topology/cluster.hpp"
 #include "workload/model.hpp"
 #include "workload/step_plan.hpp"
 
@@ -22,16 +23,12 @@ using PriceOverrides = std::map<std::string, double>;
 // "p5.48xlarge=55.04" into `prices`; InputError naming --price otherwise.
 void parse_price_override(const std::string& text, PriceOverrides& prices);
 
-struct CandidateSpec {
-  std::string topology;  // file path
-  int servers = 0;       // 0: as the file says
-  int global_batch = 0;  // 0: the per-GPU batch of `options`; else split over the GPUs
-};
-
-// Loads the topology (errors in the file or its resizing are InputErrors: bad input, not a
-// candidate that loses), then predicts. `templates_seen` collects the template names, so that the
-// caller can refuse a --price naming none of them.
-plan::Candidate predict_candidate(const CandidateSpec& spec, const workload::Model& model,
+// The candidate `cluster` (loaded, and resized, by the caller: errors there are bad input, not a
+// candidate that loses). `global_batch` 0 keeps the per-GPU batch of `options`, else it is split
+// over the GPUs. `templates_seen` collects the template names, so that the caller can refuse a
+// --price naming none of them.
+plan::Candidate predict_candidate(const topo::Cluster& cluster, int global_batch,
+                                  const workload::Model& model,
                                   const workload::StepOptions& options,
                                   const PriceOverrides& prices,
                                   std::map<std::string, bool>* templates_seen = nullptr);

@@ -95,9 +95,7 @@ SweepPoints::SweepPoints(const plan::SweepFile& sweep) : sweep_(sweep) {
   }
   for (const plan::Axis& axis : sweep_.axes) {
     columns_.push_back(axis.name);
-    const bool is_number = axis.name == "nodes" || axis.name == "batch" || axis.name == "seq" ||
-                           axis.name == "bucket_cap_mb" || axis.name == "global_batch";
-    numeric_.push_back(is_number);
+    numeric_.push_back(plan::numeric_axis(axis.name));
   }
   if (sweep_.command == plan::SweepCommand::plan) {
     for (const char* name : {"servers", "gpus", "batch_per_gpu"}) {
@@ -219,9 +217,9 @@ std::vector<std::string> SweepPoints::run_coll(const std::map<std::string, std::
 std::vector<std::string> SweepPoints::run_plan(const std::map<std::string, std::string>& at) const {
   const workload::Model& model = models_.at(at.at("model"));
   const workload::StepOptions options = step_options(step_flags(at), model);
-  const CandidateSpec spec{path_of(at.at("topology")), servers_of(at),
-                           std::stoi(axis_or(at, "global_batch", "0"))};
-  plan::Candidate c = predict_candidate(spec, model, options, sweep_.prices);
+  const std::shared_ptr<const topo::Cluster> resized = cluster(at.at("topology"), servers_of(at));
+  plan::Candidate c = predict_candidate(*resized, std::stoi(axis_or(at, "global_batch", "0")),
+                                        model, options, sweep_.prices);
   plan::evaluate(c, sweep_.target, {});
   std::vector<std::string> cells = {std::to_string(c.servers), std::to_string(c.gpus),
                                     std::to_string(c.batch_per_gpu)};

@@ -44,6 +44,9 @@ std::size_t point_count(const SweepFile& sweep);
 // The value index on each axis of point `index` (first axis slowest).
 std::vector<std::size_t> point_coordinates(const SweepFile& sweep, std::size_t index);
 
+// Whether an axis holds numbers (nodes, batch, seq, global_batch: integers; bucket_cap_mb).
+bool numeric_axis(const std::string& name);
+
 // The axes each command accepts, and those it requires.
 const std::vector<std::string>& allowed_axes(SweepCommand command);
 const std::vector<std::string>& required_axes(SweepCommand command);
