@@ -15,5 +15,6 @@ void add_ddp_command(CLI::App& app);
 void add_scale_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
+void add_compare_command(CLI::App& app);
 
 }  // namespace cs::cli

@@ -41,6 +41,7 @@ int run(int argc, char** argv) {
   cs::cli::add_scale_command(app);
   cs::cli::add_plan_command(app);
   cs::cli::add_sweep_command(app);
+  cs::cli::add_compare_command(app);
   try {
     // CLI11 would call a misspelt command "A subcommand is required"; name it instead.
     if (argc > 1 && argv[1][0] != '-') {
