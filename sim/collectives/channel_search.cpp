@@ -64,4 +64,23 @@ GraphInfo search_channels(const SearchInput& in, const NcclParams& params) {
   return best;
 }
 
+GraphInfo tree_graph(const SearchInput& in, const GraphInfo& ring, const NcclParams& params) {
+  GraphInfo tree = ring;
+  if (!in.multi_node || ring.n_channels <= 0) return tree;
+  const std::vector<double>& speeds = params.inter_speeds_GBps;
+  const double capacity =
+      in.gpus_per_node > 1 ? in.gpu_total_GBps : std::numeric_limits<double>::infinity();
+  // The list position of the ring's speed (the first speed at or below it).
+  std::size_t i = 0;
+  while (i + 1 < speeds.size() && speeds[i] > ring.bw_inter_GBps + 1e-9) ++i;
+  while (i > 0 && tree.bw_intra_GBps < 2.0 * ring.bw_inter_GBps - 1e-9) {
+    const double faster = speeds[i - 1];
+    if (ring.n_channels * faster > capacity + 1e-9) break;
+    if (in.gpus_per_node > 1 && faster > in.gpu_pair_GBps + 1e-9) break;
+    tree.bw_intra_GBps = faster;
+    --i;
+  }
+  return tree;
+}
+
 }  // namespace cs::coll

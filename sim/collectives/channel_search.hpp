@@ -33,4 +33,11 @@ struct GraphInfo {
 // the channels at half the speed.
 GraphInfo search_channels(const SearchInput& input, const NcclParams& params);
 
+// NCCL's tree graph across servers: the ring's channels and network speed, but the search's second
+// pass raises the intra-server speed (search.cc, "increase bwIntra for trees"): from the ring's
+// speed up the inter-server list, one step while the speed is below twice the network speed and
+// the ring's channels still fit the GPU's intra-server bandwidth. The tuner reads that raised
+// speed on two servers, so Tree beats Ring there at large sizes. On one server: the ring's graph.
+GraphInfo tree_graph(const SearchInput& input, const GraphInfo& ring, const NcclParams& params);
+
 }  // namespace cs::coll

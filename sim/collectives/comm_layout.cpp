@@ -41,6 +41,12 @@ double nccl_link_GBps(const topo::Link& link, const NcclParams& params) {
   return link.bandwidth_Bps / 1e9;
 }
 
+double net_plugin_latency_us(topo::LinkKind kind) {
+  // aws-ofi-nccl reports 75 us for the EFA of p4d, p4de, p5 and p5e (platform-aws.cpp, from
+  // v1.7.0; 150 us before); NCCL's own InfiniBand / RoCE transport reports none.
+  return kind == LinkKind::efa ? 75.0 : 0.0;
+}
+
 GpuArch comm_arch(const topo::Cluster& cluster, const std::vector<int>& ranks) {
   if (ranks.empty() || ranks.front() < 0 ||
       static_cast<std::size_t>(ranks.front()) >= cluster.ranks.size())
@@ -153,16 +159,35 @@ CommLayout make_layout(RouteCache& routes, const std::vector<int>& ranks,
     double nic = 0;
     double nic_pcie = 0;
     for (const topo::Link* l : links_of(c, sample->nics.front())) {
-      if (is_network(l->kind) && nic == 0) nic = nccl_link_GBps(*l, params);
+      if (is_network(l->kind) && nic == 0) {
+        nic = nccl_link_GBps(*l, params);
+        shape.net_step_latency_us = us_from_ps(l->step_latency);
+        shape.net_plugin_latency_us = net_plugin_latency_us(l->kind);
+      }
       if (l->kind == LinkKind::pcie && nic_pcie == 0) nic_pcie = nccl_link_GBps(*l, params);
     }
     in.nic_GBps = nic;
     const double gpu_side = pcie_figure > 0 ? pcie_figure : nic_pcie;
     in.gpu_nic_GBps = std::min(nic_pcie > 0 ? nic_pcie : nic, gpu_side > 0 ? gpu_side : nic);
+    if (shape.net_plugin_latency_us > 0) {
+      // aws-ofi-nccl's RDMA protocol (p5 and later) stripes the EFA NICs behind one GPU's PCIe
+      // switch as one NCCL device of their summed speed (aws-ofi-nccl nccl_ofi_topo_group, from
+      // v1.7.0); where a NIC serves several GPUs (p4d) each NIC stays a device of its own.
+      std::map<int, int> nics_of_gpu;
+      for (int n : sample->nics) ++nics_of_gpu[routes.nearest_gpu(n)];
+      const int rails = nics_of_gpu.begin()->second;
+      bool even = true;
+      for (const auto& [gpu, count] : nics_of_gpu) even = even && count == rails;
+      if (even && rails > 1) {
+        in.nics_per_node = static_cast<int>(nics_of_gpu.size());
+        in.nic_GBps = nic * rails;
+        in.gpu_nic_GBps = std::min(gpu_side > 0 ? gpu_side : in.nic_GBps, in.nic_GBps);
+      }
+    }
   }
 
   shape.ring = search_channels(in, params);
-  shape.tree = shape.ring;  // NCCL's tree search tries the same speeds over the same links
+  shape.tree = tree_graph(in, shape.ring, params);
   shape.nvls.n_channels = params.nvls_channels;
   shape.nvls.bw_intra_GBps = in.gpu_total_GBps / std::max(params.nvls_channels, 1);
   shape.nvls.bw_inter_GBps = shape.nvls.bw_intra_GBps;

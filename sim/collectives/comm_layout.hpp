@@ -35,6 +35,10 @@ std::vector<int> first_ranks(int n);
 // The NCCL generation of the communicator's first GPU (hopper when the cluster has no model).
 GpuArch comm_arch(const topo::Cluster& cluster, const std::vector<int>& ranks);
 
+// The latency NCCL's network plugin reports for a transport (ncclNetProperties.latency), us; the
+// tuner adds it to every network hop, twice for Simple.
+double net_plugin_latency_us(topo::LinkKind kind);
+
 // NCCL's figure for one link, GB/s: NVLink lanes x per-link figure, PCIe by generation and
 // width, anything else its line rate.
 double nccl_link_GBps(const topo::Link& link, const NcclParams& params);

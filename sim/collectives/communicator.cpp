@@ -125,7 +125,7 @@ void Communicator::run(EventQueue& queue, net::NetworkModel& network, const Coll
   const TunerChoice& ch = state->result.choice;
   const double S = call.bytes;
   const double nc = ch.n_channels;
-  const TimePs latency = ps_from_us(ch.estimate.latency_us);
+  const TimePs latency = ps_from_us(ch.run_latency_us);
   // Per-channel rate cap: a channel runs at its graph channel's share of the tuner's bandwidth;
   // the duplicated channels of the communicator split that share, so all channels together never
   // exceed the tuner's figure, while fewer channels (small messages) mean less bandwidth.
@@ -143,16 +143,22 @@ void Communicator::run(EventQueue& queue, net::NetworkModel& network, const Coll
     // Point-to-point: each (rank, peer) send is striped over the tuner's channels, so it runs at
     // most channels x the per-channel rate; the links share what the sends of all peers carry.
     const double p2p_cap_Bps = ch.estimate.bus_bw_GBps > 0 ? ch.estimate.bus_bw_GBps * 1e9 : inf;
+    // Each send is striped over the rails of its GPU's own NICs (PathBuilder::p2p_shift).
+    const int rails = builder_.rails();
     if (ch.p2p && call.op == Op::send_recv) {  // nccl-tests: every rank sends S to rank + 1
-      pass.push_back(spec(builder_.shift(1, -1), S, latency, p2p_cap_Bps));
+      for (int r = 0; r < rails; ++r)
+        pass.push_back(spec(builder_.p2p_shift(1, 1 + r), S / rails, latency, p2p_cap_Bps / rails));
       state->passes.push_back(std::move(pass));
     } else if (ch.p2p) {  // all-to-all: every rank sends S / n to every other rank at once
       if (n > kMaxAllToAllRanks)
         throw InputError("key 'op': alltoall over " + std::to_string(n) +
                          " ranks would list every rank pair; at most " +
                          std::to_string(kMaxAllToAllRanks) + " ranks are supported");
-      for (int d = 1; d < n; ++d)
-        pass.push_back(spec(builder_.shift(d, -1), S / n, latency, p2p_cap_Bps));
+      for (int d = 1; d < n; ++d) {
+        for (int r = 0; r < rails; ++r)
+          pass.push_back(
+              spec(builder_.p2p_shift(d, d + r), S / n / rails, latency, p2p_cap_Bps / rails));
+      }
       state->passes.push_back(std::move(pass));
     } else {
       switch (ch.estimate.algo) {

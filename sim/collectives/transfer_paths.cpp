@@ -40,6 +40,14 @@ PathBuilder::PathBuilder(const CommLayout& layout, RouteCache& routes)
   for (std::size_t g = 0; g < layout.groups.size(); ++g) {
     for (int gpu : layout.groups[g].gpus) group_of_gpu_[gpu] = static_cast<int>(g);
   }
+  if (layout.groups.size() < 2) return;
+  for (const ServerGroup& g : layout.groups) {
+    for (int nic : g.nics) {
+      std::vector<int>& own = own_nics_[routes.nearest_gpu(nic)];
+      own.push_back(nic);
+      rails_ = std::max(rails_, static_cast<int>(own.size()));
+    }
+  }
 }
 
 int PathBuilder::group_index(int gpu) const {
@@ -225,6 +233,29 @@ ChannelList PathBuilder::shift(int distance, int channel) {
       append_route(out, a, b);
     } else {
       append_across(out, a, b, nic_for(ga, channel), nic_for(gb, channel));
+    }
+  }
+  return out;
+}
+
+int PathBuilder::own_nic(int gpu, int rail) {
+  const auto it = own_nics_.find(gpu);
+  if (it == own_nics_.end() || it->second.empty()) return routes_.nearest_nic(gpu);
+  return it->second[static_cast<std::size_t>(rail) % it->second.size()];
+}
+
+ChannelList PathBuilder::p2p_shift(int distance, int rail) {
+  ChannelList out;
+  const int n = static_cast<int>(layout_.gpu_nodes.size());
+  for (int i = 0; i < n; ++i) {
+    const int j = ((i + distance) % n + n) % n;
+    if (i == j) continue;
+    const int a = layout_.gpu_nodes[static_cast<std::size_t>(i)];
+    const int b = layout_.gpu_nodes[static_cast<std::size_t>(j)];
+    if (group_index(a) == group_index(b)) {
+      append_route(out, a, b);
+    } else {
+      append_across(out, a, b, own_nic(a, rail), own_nic(b, rail));
     }
   }
   return out;

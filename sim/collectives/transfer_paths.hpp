@@ -36,6 +36,14 @@ class PathBuilder {
   ChannelList shift(int distance, int channel);
   // One rank to another, through the GPUs' nearest NICs across servers.
   ChannelList pair(int from_rank, int to_rank);
+  // Point-to-point: every rank i to rank (i + distance) mod n, across servers through rail `rail`
+  // (mod their count) of each GPU's own NICs, those nearer it than any other GPU; a GPU without a
+  // NIC of its own goes through its nearest. NCCL gives each peer its own channels and picks the
+  // NIC by channel among the GPU's NICs, so many peers spread over all of them; aws-ofi-nccl's
+  // RDMA protocol also stripes one peer's large sends over the rails.
+  ChannelList p2p_shift(int distance, int rail);
+  // The most NICs of its own that a communicator GPU has (at least 1).
+  int rails() const { return rails_; }
 
   // The tree parent of node `rank` of `n` in NCCL's double binary tree `which` (0 or 1); -1 root.
   static int dtree_parent(int rank, int n, int which);
@@ -58,7 +66,10 @@ class PathBuilder {
   const CommLayout& layout_;
   RouteCache& routes_;
   std::unordered_map<int, int> group_of_gpu_;
-  std::unordered_map<long long, int> entry_cache_;  // (group, nic) -> entry GPU
+  std::unordered_map<long long, int> entry_cache_;      // (group, nic) -> entry GPU
+  std::unordered_map<int, std::vector<int>> own_nics_;  // GPU -> NICs nearest it
+  int rails_ = 1;
+  int own_nic(int gpu, int rail);
 };
 
 }  // namespace cs::coll

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "collectives/p2p_plan.hpp"
+#include "collectives/transport.hpp"
 #include "core/error.hpp"
 
 namespace cs::coll {
@@ -90,7 +91,8 @@ Estimate estimate_one(const CommShape& s, Op op, double bytes, Algo a, Proto p,
   const double ppn = static_cast<double>(n) / nodes;
   const double intra_lat = prm.hop_latency_us[index_of(s.intra)][ia][ip];
   const auto& net = prm.hop_latency_us[index_of(LinkClass::network)];
-  const double inter_lat = ppn == 1.0 ? net[index_of(Algo::tree)][ip] : net[ia][ip];
+  const double plugin = s.net_plugin_latency_us * (p == Proto::simple ? 2.0 : 1.0);
+  const double inter_lat = (ppn == 1.0 ? net[index_of(Algo::tree)][ip] : net[ia][ip]) + plugin;
   double lat = prm.base_latency_us[ia][ip];
   switch (a) {
     case Algo::ring: {
@@ -222,6 +224,7 @@ TunerChoice choose(const CommShape& shape, Op op, double bytes, const NcclParams
       c.estimate.latency_us = one_peer_us + std::max(p2p_peers(op, shape.n_ranks) - 1, 0) *
                                                 params.p2p_extra_peer_latency_us;
     }
+    c.run_latency_us = run_latency_us(shape, op, c, params);
     return c;
   }
   const std::vector<Estimate> table = estimate_all(shape, op, bytes, params, options);
@@ -242,6 +245,7 @@ TunerChoice choose(const CommShape& shape, Op op, double bytes, const NcclParams
           ? c.graph_channels
           : std::min(c.graph_channels * params.runtime_channel_multiplier, params.max_channels);
   shrink_channels(c, bytes, shape.n_ranks, params);
+  c.run_latency_us = run_latency_us(shape, op, c, params);
   return c;
 }
 

@@ -20,6 +20,11 @@ struct CommShape {
   GraphInfo ring;
   GraphInfo tree;
   GraphInfo nvls;
+  // The time side (transport.hpp), never read by the choice: one network step of the fabric's
+  // transport, us (0: NCCL's own hop figures, as on one server).
+  double net_step_latency_us = 0;
+  // The choice side: what NCCL's network plugin reports as its latency, us (comm_layout.hpp).
+  double net_plugin_latency_us = 0;
 };
 
 // Which algorithms and protocols may be used (bit i = index_of(...)): NCCL_ALGO / NCCL_PROTO.
@@ -47,6 +52,8 @@ struct TunerChoice {
   int n_channels = 0;      // channels this call uses after the small-message shrink
   int n_threads = 0;
   bool p2p = false;  // all-to-all and send/recv: NCCL's point-to-point path, no tuner
+  // What the call's latency is when it runs (transport.hpp): the estimate's on one server.
+  double run_latency_us = 0;
 };
 
 // Every enabled (algo, proto) for `op` moving `bytes` (nccl-tests' S: the full buffer, the
@@ -61,8 +68,9 @@ struct TunerChoice {
 //   latency: Ring base + (nsteps - interSteps) * intraHop + interSteps * netHop, interSteps =
 //   2(N-1) for all-reduce else N-1 (0 on one node); Tree base + 2((ppn-1) intraHop + log2(N)
 //   netHop); NVLS intraHop (+ netHop across nodes); PAT base + log2(N) netHop / div + n * perRank.
-//   With ppn = 1 the network hop is Tree's. Multi-node Ring Simple all-reduce latency is
-//   multiplied by the plateau factor when bytes / (nCh * n) >= plateau bytes.
+//   With ppn = 1 the network hop is Tree's; the plugin's latency is added to it (twice for Simple).
+//   Multi-node Ring Simple all-reduce latency is multiplied by the plateau factor when bytes / (nCh
+//   * n) >= plateau bytes.
 std::vector<Estimate> estimate_all(const CommShape& shape, Op op, double bytes,
                                    const NcclParams& params, const TunerOptions& options);
 

@@ -69,6 +69,10 @@ struct Link {
   double bandwidth_Bps = 0;  // line rate, per direction
   double efficiency = 1.0;   // achievable fraction of line rate for bulk transfers
   TimePs latency = 0;        // one-way latency of the hop
+  // Network links (InfiniBand, Ethernet, EFA): one NCCL step across the network, GPU to remote
+  // GPU (NIC, switches, the proxy and the transport's software), for the smallest message
+  // (collectives/transport.hpp); 0 elsewhere.
+  TimePs step_latency = 0;
   SourceLoc loc;
 
   double effective_bandwidth_Bps() const { return bandwidth_Bps * efficiency; }

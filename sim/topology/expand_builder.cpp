@@ -27,6 +27,7 @@ void ClusterBuilder::add_link(int a, int b, const spec::LinkProps& props, const 
   link.bandwidth_Bps = props.bandwidth_Bps;
   link.efficiency = props.efficiency;
   link.latency = props.latency;
+  link.step_latency = props.step_latency;
   link.loc = loc;
   cluster_.links.push_back(std::move(link));
 }

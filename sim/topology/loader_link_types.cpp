@@ -156,6 +156,27 @@ TimePs default_latency(LinkKind kind) {
   return 0;
 }
 
+TimePs default_step_latency(LinkKind kind) {
+  // Read off published 2-node nccl-tests floors (calibrate/published/multinode.yaml, role fit) as
+  // the per-step figure that makes NCCL's latency formula meet them (collectives/transport.hpp):
+  // InfiniBand, the median over the Azure NDmv4 HDR sets at 1 KiB (2x8 all-reduce 10.3, 2x8
+  // all-gather 9.7, 2x1 all-reduce 7.3, 2x1 all-gather 9.5 us) = 9.6 us; EFA, the AWS p5 pair
+  // (median 71.07 us of 8 B - 1 KiB all-reduce, Tree LL: 15.2 us of GPU-side terms + 2 steps) =
+  // 27.9 us. Ethernet (RoCE) has no published set here and takes InfiniBand's figure.
+  switch (kind) {
+    case LinkKind::infiniband:
+    case LinkKind::ethernet:
+      return 9600 * kPsPerNs;
+    case LinkKind::efa:
+      return 27900 * kPsPerNs;
+    case LinkKind::nvlink:
+    case LinkKind::pcie:
+    case LinkKind::socket:
+      return 0;
+  }
+  return 0;
+}
+
 std::string pcie_label(int generation, int width) {
   return "PCIe Gen" + std::to_string(generation) + " x" + std::to_string(width);
 }

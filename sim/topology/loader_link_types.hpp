@@ -37,6 +37,8 @@ double unmeasured_efficiency();
 
 // One-way latency of one hop over a link of this kind.
 TimePs default_latency(LinkKind kind);
+// One NCCL step across the network over a transport of this kind (0 for links inside a server).
+TimePs default_step_latency(LinkKind kind);
 
 // "PCIe Gen5 x16", "NVLink4 x18", "InfiniBand NDR", "Ethernet 100Gbps", "EFA 100Gbps".
 std::string pcie_label(int generation, int width);

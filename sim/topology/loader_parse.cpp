@@ -103,8 +103,8 @@ spec::FabricSpec parse_fabric(const Fields& root, const std::string& file) {
   }
   if (!f.has("link")) f.fail("link", "missing in fabric: the link of every switch port");
   Fields link(f.node("link"), "fabric link", "link", file, f.loc("link"),
-              {"type", "generation", "width", "count", "rate", "bandwidth", "latency", "efficiency",
-               "label"});
+              {"type", "generation", "width", "count", "rate", "bandwidth", "latency",
+               "step_latency", "efficiency", "label"});
   fabric.port = parse_link_props(link);
   if (fabric.kind != spec::FabricKind::single_switch) {
     fabric.leaf_ports = static_cast<int>(f.integer("leaf_ports", 2, kMaxCount));

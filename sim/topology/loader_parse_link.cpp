@@ -26,9 +26,9 @@ spec::NamePatterns parse_patterns(const Fields& f, const std::string& key) {
   return out;
 }
 
-const std::vector<std::string> kLinkKeys = {"from",       "to",      "mesh",       "type",
-                                            "generation", "width",   "count",      "rate",
-                                            "bandwidth",  "latency", "efficiency", "label"};
+const std::vector<std::string> kLinkKeys = {
+    "from", "to",        "mesh",    "type",       "generation", "width",       "count",
+    "rate", "bandwidth", "latency", "efficiency", "label",      "step_latency"};
 
 spec::LinkSpec parse_link(const YAML::Node& node, const std::string& file, const SourceLoc& where) {
   Fields f(node, "link entry", "links", file, where, kLinkKeys);
@@ -129,6 +129,14 @@ spec::LinkProps parse_link_props(const Fields& f) {
   p.latency = ps_from_seconds(
       f.optional_latency_s("latency").value_or(seconds_from_ps(default_latency(p.kind))));
   if (const auto label = f.optional_text("label")) p.label = *label;
+  const bool network =
+      p.kind == LinkKind::infiniband || p.kind == LinkKind::ethernet || p.kind == LinkKind::efa;
+  if (network) {
+    p.step_latency = ps_from_seconds(f.optional_latency_s("step_latency")
+                                         .value_or(seconds_from_ps(default_step_latency(p.kind))));
+  } else if (f.has("step_latency")) {
+    f.fail("step_latency", "applies to network links only (infiniband, ethernet, efa)");
+  }
   return p;
 }
 

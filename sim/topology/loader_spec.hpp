@@ -22,6 +22,7 @@ struct LinkProps {
   double bandwidth_Bps = 0;
   double efficiency = 1.0;
   TimePs latency = 0;
+  TimePs step_latency = 0;
 };
 
 // A `from:` / `to:` / `mesh:` value: one or more name patterns such as "gpu[0-7]".

@@ -226,6 +226,7 @@ const std::vector<Shipped> kShipped = {
     {"aws-p4d.24xlarge.yaml", 8, 4, 1, "fat_tree", 1, 0},
     {"aws-p5.48xlarge.yaml", 8, 32, 1, "fat_tree", 1, 0},
     {"aws-g6e.48xlarge.yaml", 8, 4, 1, "fat_tree", 1, 0},
+    {"azure-ndmv4.yaml", 16, 16, 2, "fat_tree", 1, 0},
     {"workstation-4gpu-pcie.yaml", 4, 0, 1, "", 0, 0},
     {"dgx-h100-2node.yaml", 16, 16, 2, "rail_optimized", 8, 1},
     {"dgx-h100-4node.yaml", 32, 32, 4, "rail_optimized", 8, 1},

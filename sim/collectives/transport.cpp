@@ -1,0 +1,77 @@
+// Critical-path latency across servers: see transport.hpp.
+#include "collectives/transport.hpp"
+
+#include <algorithm>
+
+namespace cs::coll {
+namespace {
+
+int log2_floor(int n) {
+  int l = 0;
+  while (n > 1) {
+    n >>= 1;
+    ++l;
+  }
+  return l;
+}
+
+}  // namespace
+
+int ring_network_steps(int steps, int n_ranks, int nodes) {
+  if (nodes <= 1 || n_ranks <= 1 || steps <= 0) return 0;
+  const int ppn = std::max(n_ranks / nodes, 1);
+  const int laps = steps / n_ranks;
+  const int rest = steps % n_ranks;
+  return laps * nodes + std::min(nodes, (rest + ppn - 1) / ppn);
+}
+
+double run_latency_us(const CommShape& shape, Op op, const TunerChoice& choice,
+                      const NcclParams& params) {
+  const Estimate& e = choice.estimate;
+  if (shape.n_nodes <= 1 || !(shape.net_step_latency_us > 0)) return e.latency_us;
+  const int n = shape.n_ranks;
+  const int nodes = shape.n_nodes;
+  const int ia = index_of(choice.p2p ? Algo::ring : e.algo);
+  const int ip = index_of(e.proto);
+  const auto& net = params.hop_latency_us[index_of(LinkClass::network)];
+  // With one rank per server NCCL prices the network with Tree's figures; so does this.
+  const int net_algo = n == nodes ? index_of(Algo::tree) : ia;
+  const double step =
+      shape.net_step_latency_us + net[net_algo][ip] - net[net_algo][index_of(Proto::ll)];
+  const double intra = params.hop_latency_us[index_of(shape.intra)][ia][ip];
+  const double base = params.base_latency_us[ia][ip];
+  if (choice.p2p) {
+    // One peer's send (tuner.cpp), its hop across the network; extra peers as the tuner adds them.
+    const double extra = e.latency_us - base - net[ia][index_of(Proto::simple)];
+    return base + step + std::max(extra, 0.0);
+  }
+  switch (e.algo) {
+    case Algo::ring: {
+      const bool chain = op == Op::broadcast || op == Op::reduce;
+      const int steps = op == Op::all_reduce ? 2 * (n - 1) : chain ? n : n - 1;
+      const int across = chain ? nodes - 1 : ring_network_steps(steps, n, nodes);
+      double lat = base + (steps - across) * intra + across * step;
+      // NCCL's multi-node plateau factor (tuner.hpp) stays: it stands for the ring's real cost.
+      if (e.latency_us > 0 && e.proto == Proto::simple && op == Op::all_reduce) {
+        const int inter_steps = 2 * (nodes - 1);
+        const double formula = base + (steps - inter_steps) * intra +
+                               inter_steps * net[n == nodes ? index_of(Algo::tree) : ia][ip];
+        if (formula > 0) lat *= e.latency_us / formula;
+      }
+      return lat;
+    }
+    case Algo::tree: {
+      const double ppn = static_cast<double>(n) / nodes;
+      return base + 2.0 * ((ppn - 1.0) * intra + log2_floor(nodes) * step);
+    }
+    case Algo::pat:
+      return e.latency_us -
+             log2_floor(nodes) * net[index_of(Algo::tree)][ip] / params.pat_log_latency_divisor +
+             log2_floor(nodes) * step;
+    case Algo::nvls:
+      return e.latency_us;
+  }
+  return e.latency_us;
+}
+
+}  // namespace cs::coll

@@ -1,0 +1,28 @@
+// The time side of a call's latency across servers, kept apart from NCCL's choice: NCCL's tuner
+// prices a network hop with its own constants (tuner.hpp), whatever the transport; the call then
+// runs at the transport's pace. A network step costs the fabric link's `step_latency` (one small
+// message GPU to remote GPU: NIC, switches, proxy, transport software; priors per kind in
+// topology/loader_link_types.cpp), plus what NCCL's constants charge the protocol beyond LL on
+// the network (Simple's and LL128's larger chunks, fences and the GDR flush). Steps are counted on
+// the call's critical path, which is not always the count NCCL's formula uses:
+//   Ring over n ranks on N servers (ppn each, N network edges): the last chunk of s steps crosses
+//     s consecutive ring edges; the worst window holds floor(s / n) * N + min(N, ceil((s mod n) /
+//     ppn)) network edges (all-reduce s = 2(n-1), all-gather / reduce-scatter n-1).
+//   Broadcast / reduce chains cross N-1 network edges; Tree all-reduce 2 log2(N) (up and down),
+//   as NCCL counts; PAT log2(N); point-to-point one.
+// On one server, or where the shape carries no transport figure, the latency is NCCL's estimate.
+#pragma once
+
+#include "collectives/tuner.hpp"
+
+namespace cs::coll {
+
+// Network edges on the critical path of a ring of n ranks over `nodes` servers (ranks spread
+// evenly), for s steps.
+int ring_network_steps(int steps, int n_ranks, int nodes);
+
+// The latency the call takes, us.
+double run_latency_us(const CommShape& shape, Op op, const TunerChoice& choice,
+                      const NcclParams& params);
+
+}  // namespace cs::coll
