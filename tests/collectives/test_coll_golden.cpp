@@ -64,6 +64,33 @@ TEST_CASE("clustersim coll matches its golden outputs") {
   }
 }
 
+TEST_CASE("clustersim compare matches its golden output on the published sets") {
+  const std::string command = "cd '" + std::string(CLUSTERSIM_SOURCE_DIR) + "' && '" +
+                              std::string(CLUSTERSIM_BINARY) +
+                              "' compare calibrate/published/multinode.yaml 2>&1";
+  const CommandResult r = cs::test::run_command(command);
+  REQUIRE(r.status == 0);
+  CHECK(r.output == cs::test::read_text_file((kGolden / "compare-multinode.txt").string()));
+}
+
+TEST_CASE("clustersim compare rejects a bad sets file with file:line:key and exit 2") {
+  const fs::path dir = fs::temp_directory_path() / ("cs-compare-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const fs::path file = dir / "sets.yaml";
+  {
+    std::ofstream out(file);
+    out << "sets:\n  - name: x\n    role: guess\n    source: s\n    topology: t.yaml\n"
+           "    nodes: 2\n    op: allreduce\n    time_us: \"8 1.0\"\n";
+  }
+  const CommandResult r = cs::test::run_command("'" + std::string(CLUSTERSIM_BINARY) +
+                                                "' compare '" + file.string() + "' 2>&1");
+  CHECK(r.status == 2);
+  CHECK(r.output.find("sets.yaml:3") != std::string::npos);
+  CHECK(r.output.find("'role'") != std::string::npos);
+  CHECK(r.output.find("valid: fit, check") != std::string::npos);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("clustersim coll: the DGX H100 figures the issue names") {
   const CommandResult r = run(topo("dgx-h100.yaml") + "--op allreduce -b 1G -e 1G --csv");
   REQUIRE(r.status == 0);

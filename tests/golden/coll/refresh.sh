@@ -16,4 +16,5 @@ unset NCCL_ALGO NCCL_PROTO NCCL_NVLS_ENABLE
 "$bin" coll --topology "$topo/dgx-h100.yaml" --op allreduce --ranks 0,1,2,3 -b 1M -e 1G -f 8 --algo ring --proto simple --json > "$out/dgx-h100-4gpu-ring-simple.json"
 "$bin" coll --topology "$topo/dgx-h100-2node.yaml" --op allreduce -b 8 -e 1G -f 2 > "$out/dgx-h100-2node-allreduce.txt"
 "$bin" coll --topology "$topo/dgx-h100-16node.yaml" --op allreduce -b 8 -e 1G -f 2 > "$out/dgx-h100-16node-allreduce.txt"
+(cd "$root" && "$bin" compare calibrate/published/multinode.yaml) > "$out/compare-multinode.txt"
 echo "refreshed $(ls "$out" | grep -v refresh.sh | tr '\n' ' ')"
