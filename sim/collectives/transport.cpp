@@ -4,7 +4,6 @@
 #include <algorithm>
 
 namespace cs::coll {
-namespace {
 
 int log2_floor(int n) {
   int l = 0;
@@ -14,8 +13,6 @@ int log2_floor(int n) {
   }
   return l;
 }
-
-}  // namespace
 
 int ring_network_steps(int steps, int n_ranks, int nodes) {
   if (nodes <= 1 || n_ranks <= 1 || steps <= 0) return 0;

@@ -17,6 +17,9 @@
 
 namespace cs::coll {
 
+// floor(log2(n)) for n >= 1: the network levels of NCCL's double binary tree over n servers.
+int log2_floor(int n);
+
 // Network edges on the critical path of a ring of n ranks over `nodes` servers (ranks spread
 // evenly), for s steps.
 int ring_network_steps(int steps, int n_ranks, int nodes);

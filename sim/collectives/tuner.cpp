@@ -12,15 +12,6 @@
 namespace cs::coll {
 namespace {
 
-int log2_floor(int n) {
-  int l = 0;
-  while (n > 1) {
-    n >>= 1;
-    ++l;
-  }
-  return l;
-}
-
 int steps_of(Op op, int n) {
   switch (op) {
     case Op::all_reduce:
