@@ -48,7 +48,7 @@ std::vector<std::pair<double, double>> parse_pairs(const Fields& f, const std::s
     double bytes = 0;
     try {
       bytes = parse_nccl_size(size_text, key);
-    } catch (const InputError& e) {
+    } catch (const InputError&) {
       throw InputError(at, key, "'" + size_text + "' is not a size (8, 64K, 1G)");
     }
     out.emplace_back(bytes, parse_figure(figure_text, at, key));

@@ -214,37 +214,7 @@ ChannelList PathBuilder::nvls() {
   return out;
 }
 
-ChannelList PathBuilder::shift(int distance, int channel) {
-  ChannelList out;
-  const int n = static_cast<int>(layout_.gpu_nodes.size());
-  for (int i = 0; i < n; ++i) {
-    const int j = ((i + distance) % n + n) % n;
-    if (i == j) continue;
-    if (channel < 0) {
-      const ChannelList p = pair(i, j);
-      out.insert(out.end(), p.begin(), p.end());
-      continue;
-    }
-    const int a = layout_.gpu_nodes[static_cast<std::size_t>(i)];
-    const int b = layout_.gpu_nodes[static_cast<std::size_t>(j)];
-    const int ga = group_index(a);
-    const int gb = group_index(b);
-    if (ga == gb) {
-      append_route(out, a, b);
-    } else {
-      append_across(out, a, b, nic_for(ga, channel), nic_for(gb, channel));
-    }
-  }
-  return out;
-}
-
-int PathBuilder::own_nic(int gpu, int rail) {
-  const auto it = own_nics_.find(gpu);
-  if (it == own_nics_.end() || it->second.empty()) return routes_.nearest_nic(gpu);
-  return it->second[static_cast<std::size_t>(rail) % it->second.size()];
-}
-
-ChannelList PathBuilder::p2p_shift(int distance, int rail) {
+ChannelList PathBuilder::shift_through(int distance, const std::function<int(int)>& nic_of) {
   ChannelList out;
   const int n = static_cast<int>(layout_.gpu_nodes.size());
   for (int i = 0; i < n; ++i) {
@@ -255,23 +225,24 @@ ChannelList PathBuilder::p2p_shift(int distance, int rail) {
     if (group_index(a) == group_index(b)) {
       append_route(out, a, b);
     } else {
-      append_across(out, a, b, own_nic(a, rail), own_nic(b, rail));
+      append_across(out, a, b, nic_of(a), nic_of(b));
     }
   }
   return out;
 }
 
-ChannelList PathBuilder::pair(int from_rank, int to_rank) {
-  ChannelList out;
-  const int a = layout_.gpu_nodes[static_cast<std::size_t>(from_rank)];
-  const int b = layout_.gpu_nodes[static_cast<std::size_t>(to_rank)];
-  if (a == b) return out;
-  if (group_index(a) == group_index(b)) {
-    append_route(out, a, b);
-  } else {
-    append_across(out, a, b, routes_.nearest_nic(a), routes_.nearest_nic(b));
-  }
-  return out;
+ChannelList PathBuilder::shift(int distance, int channel) {
+  return shift_through(distance, [&](int gpu) { return nic_for(group_index(gpu), channel); });
+}
+
+int PathBuilder::own_nic(int gpu, int rail) {
+  const auto it = own_nics_.find(gpu);
+  if (it == own_nics_.end() || it->second.empty()) return routes_.nearest_nic(gpu);
+  return it->second[static_cast<std::size_t>(rail) % it->second.size()];
+}
+
+ChannelList PathBuilder::p2p_shift(int distance, int rail) {
+  return shift_through(distance, [&](int gpu) { return own_nic(gpu, rail); });
 }
 
 }  // namespace cs::coll

@@ -6,6 +6,7 @@
 // it through the NIC's GPU over NVLink (PXN), as NCCL does by default.
 #pragma once
 
+#include <functional>
 #include <unordered_map>
 #include <vector>
 
@@ -31,11 +32,8 @@ class PathBuilder {
   ChannelList tree(int channel);
   // Every GPU to its NVSwitch and back (in-switch reduction).
   ChannelList nvls();
-  // Every rank i to rank (i + distance) mod n; across servers through rail `channel` mod nics, or
-  // through each GPU's nearest NIC when channel < 0 (point-to-point).
+  // Every rank i to rank (i + distance) mod n; across servers through rail `channel` mod nics.
   ChannelList shift(int distance, int channel);
-  // One rank to another, through the GPUs' nearest NICs across servers.
-  ChannelList pair(int from_rank, int to_rank);
   // Point-to-point: every rank i to rank (i + distance) mod n, across servers through rail `rail`
   // (mod their count) of each GPU's own NICs, those nearer it than any other GPU; a GPU without a
   // NIC of its own goes through its nearest. NCCL gives each peer its own channels and picks the
@@ -70,6 +68,8 @@ class PathBuilder {
   std::unordered_map<int, std::vector<int>> own_nics_;  // GPU -> NICs nearest it
   int rails_ = 1;
   int own_nic(int gpu, int rail);
+  // Every rank i to rank (i + distance) mod n, leaving and entering servers through nic_of(gpu).
+  ChannelList shift_through(int distance, const std::function<int(int)>& nic_of);
 };
 
 }  // namespace cs::coll
