@@ -47,15 +47,8 @@ double run_latency_us(const CommShape& shape, Op op, const TunerChoice& choice,
       const bool chain = op == Op::broadcast || op == Op::reduce;
       const int steps = op == Op::all_reduce ? 2 * (n - 1) : chain ? n : n - 1;
       const int across = chain ? nodes - 1 : ring_network_steps(steps, n, nodes);
-      double lat = base + (steps - across) * intra + across * step;
       // NCCL's multi-node plateau factor (tuner.hpp) stays: it stands for the ring's real cost.
-      if (e.latency_us > 0 && e.proto == Proto::simple && op == Op::all_reduce) {
-        const int inter_steps = 2 * (nodes - 1);
-        const double formula = base + (steps - inter_steps) * intra +
-                               inter_steps * net[n == nodes ? index_of(Algo::tree) : ia][ip];
-        if (formula > 0) lat *= e.latency_us / formula;
-      }
-      return lat;
+      return (base + (steps - across) * intra + across * step) * e.plateau_factor;
     }
     case Algo::tree: {
       const double ppn = static_cast<double>(n) / nodes;

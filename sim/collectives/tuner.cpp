@@ -102,14 +102,17 @@ Estimate estimate_one(const CommShape& s, Op op, double bytes, Algo a, Proto p,
              n * prm.pat_per_rank_latency_us;
       break;
   }
+  double plateau = 1.0;
   if (a == Algo::ring && p == Proto::simple && nodes > 1 && op == Op::all_reduce &&
       bytes / (nch * n) >= prm.ring_simple_plateau_bytes)
-    lat *= prm.ring_simple_multinode_latency_factor;
+    plateau = prm.ring_simple_multinode_latency_factor;
+  lat *= plateau;
 
   Estimate e;
   e.algo = a;
   e.proto = p;
   e.latency_us = lat;
+  e.plateau_factor = plateau;
   e.bus_bw_GBps = bus;
   e.algo_bw_GBps = algbw;
   e.time_us = algbw > 0 ? lat + bytes / (1e3 * algbw) : lat;  // GB/s = 1e3 bytes/us

@@ -38,8 +38,9 @@ struct TunerOptions {
 struct Estimate {
   Algo algo = Algo::ring;
   Proto proto = Proto::simple;
-  double latency_us = 0;   // including the size-dependent ring plateau factor
-  double bus_bw_GBps = 0;  // after the per-algorithm refinements, before the algbw conversion
+  double latency_us = 0;        // including the size-dependent ring plateau factor
+  double plateau_factor = 1.0;  // that factor where it applied, else 1
+  double bus_bw_GBps = 0;       // after the per-algorithm refinements, before the algbw conversion
   double algo_bw_GBps = 0;
   double time_us = 0;  // latency + bytes / algbw
 };

@@ -200,3 +200,25 @@ TEST_CASE("point-to-point sends stripe over a GPU's own NICs") {
   CHECK(layout.shape.net_plugin_latency_us == doctest::Approx(75.0));
   CHECK(layout.shape.ring.bw_inter_GBps > 12.5);
 }
+
+TEST_CASE("a multi-node Ring Simple all-reduce keeps NCCL's plateau factor, not the plugin's") {
+  const NcclParams prm = nccl_priors(GpuArch::hopper);
+  CommShape s;
+  s.n_ranks = 16;
+  s.n_nodes = 2;
+  s.intra = LinkClass::nvlink;
+  s.ring = GraphInfo{16, 22.5, 22.5};
+  s.tree = s.ring;
+  s.net_step_latency_us = 27.9;
+  s.net_plugin_latency_us = 75;
+  TunerOptions forced;
+  forced.algo_mask = 1u << index_of(Algo::ring);
+  forced.proto_mask = 1u << index_of(Proto::simple);
+  const TunerChoice c = choose(s, Op::all_reduce, 1 << 30, prm, forced);
+  // 30 steps, 4 of them across the network (ring_network_steps), each 27.9 + (14.0 - 2.7) us;
+  // 26 NVLink hops of 3.4 us; base 8.4 us; the plateau factor 1.4 as 1 GiB / (16 x 16) >= 64:
+  // (8.4 + 26 x 3.4 + 4 x 39.2) x 1.4 = 355.04 us. The plugin's 2 x 75 us per network hop stays in
+  // NCCL's estimate only.
+  CHECK(c.estimate.plateau_factor == doctest::Approx(1.4));
+  CHECK(c.run_latency_us == doctest::Approx(355.04));
+}
