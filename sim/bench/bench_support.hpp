@@ -10,7 +10,8 @@ namespace cs::bench {
 
 // The DGX H100 server of topologies/dgx-h100.yaml in the loader's format, `servers` of them on
 // a fat tree. 2,048 servers exceed a two-level tree of 64-port switches, so the largest size uses
-// 256-port leaves (two levels are all the generator builds; a real 16k-GPU fabric has three).
+// 256-port leaves (a real 16k-GPU fabric has three levels: the shipped
+// dgx-h100-2048node-superpod.yaml, which bench_collectives also runs).
 inline std::string dgx_fat_tree_yaml(int servers) {
   std::ostringstream y;
   y << "name: dgx-h100-" << servers << "node-fattree\n"

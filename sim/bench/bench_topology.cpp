@@ -1,6 +1,7 @@
 // Benchmarks of the topology layer: loading plus graph building for the shipped 1,024-GPU fat tree
 // and a generated 16,384-GPU one, route queries per second (random GPU pairs with a fixed seed, and
-// ring neighbours), and the whole `clustersim topo` summary.
+// ring neighbours), and the whole `clustersim topo` summary, also on the shipped three-level
+// 16,384- and 131,072-GPU files (wall time: load, graph, summary with its bisection max flow).
 #include <benchmark/benchmark.h>
 
 #include <fstream>
@@ -144,6 +145,30 @@ void BM_Summary_1024Gpus(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(cs::topo::summarize(graph).bisection.a_to_b_Bps);
 }
 BENCHMARK(BM_Summary_1024Gpus)->Unit(benchmark::kMillisecond);
+
+// `clustersim topo` on a shipped three-level file from the start: read, expand, build the graph,
+// summarize (bisection included). Random routes on the same graph: cross-pod pairs dominate.
+const char* const kThreeLevelFiles[] = {"dgx-h100-2048node-superpod.yaml",
+                                        "dgx-h100-16384node-roce.yaml"};
+
+void BM_TopoThreeLevel(benchmark::State& state) {
+  const std::string file = kThreeLevelFiles[state.range(0)];
+  for (auto _ : state) {
+    const auto cluster = load_or_skip(state, file);
+    if (!cluster) return;
+    const ClusterGraph graph(*cluster);
+    benchmark::DoNotOptimize(cs::topo::summarize(graph).bisection.a_to_b_Bps);
+    state.counters["gpus"] = static_cast<double>(cluster->ranks.size());
+  }
+}
+BENCHMARK(BM_TopoThreeLevel)->Arg(0)->Arg(1)->Unit(benchmark::kSecond)->UseRealTime();
+
+void BM_RouteRandomPairsThreeLevel(benchmark::State& state) {
+  if (const auto cluster = load_or_skip(state, kThreeLevelFiles[state.range(0)])) {
+    route_random_pairs(state, *cluster);
+  }
+}
+BENCHMARK(BM_RouteRandomPairsThreeLevel)->Arg(0)->Arg(1);
 
 }  // namespace
 

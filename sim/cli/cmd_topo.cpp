@@ -50,6 +50,17 @@ json summary_json(const topo::Cluster& cluster, const topo::TopologySummary& s) 
   out["gpu_count"] = s.gpu_count;
   out["node_count"] = s.node_count;
   out["network_switches"] = s.fabric_switches;
+  if (!cluster.fabric.kind.empty()) {
+    const topo::FabricInfo& f = cluster.fabric;
+    out["fabric"] = {{"kind", f.kind},
+                     {"levels", f.levels},
+                     {"leaves", f.leaves.size()},
+                     {"spines", f.spines.size()},
+                     {"cores", f.cores.size()},
+                     {"pods", f.pods},
+                     {"leaf_ports", f.leaf_ports},
+                     {"oversubscription", f.oversubscription}};
+  }
   for (const auto& g : s.servers) {
     out["servers"].push_back({{"template", g.template_name},
                               {"count", g.count},

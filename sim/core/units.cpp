@@ -146,12 +146,13 @@ double parse_flops(std::string_view text) {
 }
 
 std::string format_bandwidth(double bytes_per_s) {
-  static constexpr std::array<UnitFactor, 5> kUnits{{
+  static constexpr std::array<UnitFactor, 6> kUnits{{
       {"B/s", 1.0},
       {"KB/s", 1e3},
       {"MB/s", 1e6},
       {"GB/s", 1e9},
       {"TB/s", 1e12},
+      {"PB/s", 1e15},
   }};
   return format_scaled(bytes_per_s, kUnits);
 }

@@ -93,7 +93,10 @@ struct FabricInfo {
   int leaf_ports = 0;           // switch radix (fat_tree, rail_optimized)
   double oversubscription = 0;  // leaf down:up port ratio (fat_tree, rail_optimized)
   std::vector<int> leaves;      // node indices of leaf (or the single) switches, in order
-  std::vector<int> spines;      // node indices of spine switches, in order
+  std::vector<int> spines;      // node indices of spine switches, in order (pod by pod)
+  std::vector<int> cores;       // node indices of core switches (three-level fabrics), in order
+  int levels = 0;               // switch levels built: 1 (one switch or leaf), 2 or 3
+  int pods = 0;                 // three-level fabrics: leaf-and-spine pods joined by the cores
 };
 
 // A server template's rental price: what `clustersim plan` charges per server and hour. From the

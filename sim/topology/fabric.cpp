@@ -52,12 +52,17 @@ void check_every_server_has_nics(const spec::FabricSpec& fabric, const Cluster& 
   }
 }
 
-// Leaves over groups of NICs, then spines over the leaves' uplinks. Each group (all NICs for a fat
-// tree, one rail for rail_optimized) fills leaves of `down` ports in order. A leaf with `a` NICs
-// gets ceil(a / oversubscription) uplinks (at most its free ports), so every leaf keeps the
-// down:up ratio. Uplink g (counted over all leaves in order) goes to spine g mod spines.
-void build_leaf_spine(const spec::FabricSpec& fabric,
-                      const std::vector<std::vector<int>>& nic_groups, ClusterBuilder& builder) {
+// Switches of one level, with how many uplinks each sends to the level above.
+struct Layer {
+  std::vector<int> nodes;
+  std::vector<long long> uplinks;
+};
+
+// Leaves over groups of NICs (all NICs for a fat tree, one rail for rail_optimized), filling
+// leaves of `down` ports in order. A leaf with `a` NICs gets ceil(a / oversubscription) uplinks
+// (at most its free ports), so every leaf keeps the down:up ratio.
+Layer build_leaves(const spec::FabricSpec& fabric, const std::vector<std::vector<int>>& nic_groups,
+                   ClusterBuilder& builder, std::vector<long long>& rail_index) {
   const int ports = fabric.leaf_ports;
   const double ov = fabric.oversubscription;
   // 1e-9 absorbs rounding in ports * ov / (ov + 1) when the division is exact (64, 1 -> 32).
@@ -72,31 +77,74 @@ void build_leaf_spine(const spec::FabricSpec& fabric,
                          " up ports; both must be at least 1");
   }
   FabricInfo& info = builder.cluster().fabric;
-  std::vector<int> uplinks;  // per leaf
+  Layer leaves;
   for (const auto& group : nic_groups) {
+    long long index = 0;  // the leaf's place within its group (its rail)
     for (std::size_t first = 0; first < group.size(); first += static_cast<std::size_t>(down)) {
       const std::size_t last = std::min(group.size(), first + static_cast<std::size_t>(down));
       const int leaf = add_switch(builder, "leaf" + std::to_string(info.leaves.size()), fabric.loc);
       info.leaves.push_back(leaf);
+      leaves.nodes.push_back(leaf);
+      rail_index.push_back(index++);
       for (std::size_t i = first; i < last; ++i) {
         builder.add_link(group[i], leaf, fabric.port, fabric.loc);
       }
       const double attached = static_cast<double>(last - first);
-      uplinks.push_back(std::min(up_max, static_cast<int>(std::ceil(attached / ov - 1e-9))));
+      leaves.uplinks.push_back(std::min(up_max, static_cast<int>(std::ceil(attached / ov - 1e-9))));
     }
   }
+  return leaves;
+}
+
+// How many upper switches of `down_ports` ports take the uplinks of `lower`: `wanted` if given.
+// Returns 0 (with `widest` set) when round-robin could not reach every upper switch from each
+// lower one: that needs every lower switch to have at least as many uplinks as there are uppers.
+long long upper_count(const Layer& lower, long long down_ports, long long wanted, long long& widest,
+                      long long& total_up) {
+  total_up = 0;
+  for (long long u : lower.uplinks) total_up += u;
+  widest = *std::max_element(lower.uplinks.begin(), lower.uplinks.end());
+  return wanted > 0 ? wanted : (total_up + down_ports - 1) / down_ports;
+}
+
+// Joins `lower` to `count` new switches named prefix<n> (n from `first_number`): uplink g,
+// counted over the lower switches in order, goes to upper g mod count. Parallel ports between two
+// switches are one link of summed bandwidth. Returns the uppers with the links each received.
+Layer join_layer(const spec::FabricSpec& fabric, const Layer& lower, long long count,
+                 const std::string& prefix, std::size_t first_number, ClusterBuilder& builder) {
+  Layer upper;
+  for (long long p = 0; p < count; ++p) {
+    upper.nodes.push_back(add_switch(
+        builder, prefix + std::to_string(first_number + static_cast<std::size_t>(p)), fabric.loc));
+    upper.uplinks.push_back(0);
+  }
+  long long g = 0;  // global uplink index of the switch's first uplink
+  for (std::size_t k = 0; k < lower.nodes.size(); ++k) {
+    const long long u = lower.uplinks[k];
+    // Uplinks g .. g+u-1 land on uppers (g + j) mod P; upper (g + s) mod P receives the j with
+    // j mod P == s, that is u / P ports, plus one for s < u mod P.
+    const long long distinct = std::min(u, count);
+    for (long long s = 0; s < distinct; ++s) {
+      const auto target = static_cast<std::size_t>((g + s) % count);
+      const int ports = static_cast<int>(u / count + (s < u % count ? 1 : 0));
+      builder.add_link(lower.nodes[k], upper.nodes[target], parallel_ports(fabric.port, ports),
+                       fabric.loc);
+      upper.uplinks[target] += ports;
+    }
+    g += u;
+  }
+  return upper;
+}
+
+// Two levels: one spine layer of `leaf_ports`-port switches over all leaves.
+void build_two_levels(const spec::FabricSpec& fabric, const Layer& leaves,
+                      ClusterBuilder& builder) {
+  FabricInfo& info = builder.cluster().fabric;
+  const int ports = fabric.leaf_ports;
+  long long widest = 0;
   long long total_up = 0;
-  for (int u : uplinks) total_up += u;
-  if (info.leaves.size() == 1) {
-    if (fabric.spines > 0) {
-      throw InputError(fabric.spines_loc, "spines",
-                       "every NIC fits on one leaf, so there is nothing for spines to join; "
-                       "remove spines");
-    }
-    return;  // one leaf carries all traffic
-  }
-  const long long needed = (total_up + ports - 1) / ports;
-  long long spines = fabric.spines > 0 ? fabric.spines : needed;
+  const long long needed = upper_count(leaves, ports, 0, widest, total_up);
+  const long long spines = fabric.spines > 0 ? fabric.spines : needed;
   if (spines < needed) {
     throw InputError(fabric.spines_loc, "spines",
                      std::to_string(spines) + " spines of " + std::to_string(ports) +
@@ -106,7 +154,6 @@ void build_leaf_spine(const spec::FabricSpec& fabric,
   // Round-robin reaches every spine from a leaf only if the leaf has at least as many uplinks
   // as there are spines; otherwise the leaves split into groups that share no spine. That is
   // the two-level limit: at most leaf_ports leaves, so leaf_ports x down NICs.
-  const long long widest = *std::max_element(uplinks.begin(), uplinks.end());
   if (spines > widest) {
     if (fabric.spines > 0) {
       throw InputError(fabric.spines_loc, "spines",
@@ -116,27 +163,88 @@ void build_leaf_spine(const spec::FabricSpec& fabric,
                            std::to_string(widest));
     }
     throw InputError(fabric.leaf_ports_loc, "leaf_ports",
-                     std::to_string(info.leaves.size()) + " leaves of " + std::to_string(ports) +
+                     std::to_string(leaves.nodes.size()) + " leaves of " + std::to_string(ports) +
                          " ports are more than one spine layer can join (at most " +
                          std::to_string(ports) +
-                         " leaves); raise leaf_ports (a third switch level is not generated)");
+                         " leaves); raise leaf_ports, or add levels: 3 for a third switch level");
   }
-  for (long long p = 0; p < spines; ++p) {
-    info.spines.push_back(add_switch(builder, "spine" + std::to_string(p), fabric.loc));
+  info.spines = join_layer(fabric, leaves, spines, "spine", 0, builder).nodes;
+  info.levels = 2;
+}
+
+// Three levels: leaves in pods of `pod_leaves`, each pod joined by its own spines of
+// leaf_ports / 2 down and as many up ports (1:1), and spine j of every pod joined to core group j
+// (cores of leaf_ports ports). For rail_optimized a pod takes the same leaves of every rail (its
+// servers' rails, as a DGX SuperPOD scalable unit does), so cross-rail traffic stays in the pod.
+void build_three_levels(const spec::FabricSpec& fabric, const Layer& leaves,
+                        const std::vector<long long>& rail_index, int rails,
+                        ClusterBuilder& builder) {
+  FabricInfo& info = builder.cluster().fabric;
+  const long long ports = fabric.leaf_ports;
+  const long long spine_down = std::max(1LL, ports / 2);
+  const long long pod_leaves = fabric.pod_leaves > 0 ? fabric.pod_leaves : spine_down;
+  const long long per_rail = std::max(1LL, pod_leaves / rails);  // a pod's leaves of one rail
+  long long pods = 0;
+  for (long long i : rail_index) pods = std::max(pods, i / per_rail + 1);
+  std::vector<Layer> pod(static_cast<std::size_t>(pods));
+  for (std::size_t k = 0; k < leaves.nodes.size(); ++k) {
+    Layer& p = pod[static_cast<std::size_t>(rail_index[k] / per_rail)];
+    p.nodes.push_back(leaves.nodes[k]);
+    p.uplinks.push_back(leaves.uplinks[k]);
   }
-  long long g = 0;  // global uplink index of the leaf's first uplink
-  for (std::size_t k = 0; k < info.leaves.size(); ++k) {
-    const long long u = uplinks[k];
-    // Uplinks g .. g+u-1 land on spines (g + j) mod P; spine (g + s) mod P receives the j with
-    // j mod P == s, that is u / P ports, plus one for s < u mod P.
-    const long long distinct = std::min(u, spines);
-    for (long long s = 0; s < distinct; ++s) {
-      const auto spine = static_cast<std::size_t>((g + s) % spines);
-      const int count = static_cast<int>(u / spines + (s < u % spines ? 1 : 0));
-      builder.add_link(info.leaves[k], info.spines[spine], parallel_ports(fabric.port, count),
-                       fabric.loc);
+  info.pods = static_cast<int>(pods);
+  // Spines per pod: as many as the fullest pod needs (`spines` overrides), the same in every pod
+  // so that core group j meets spine j of each.
+  long long needed = 0;
+  long long narrowest = 0;  // the fewest uplinks of a leaf that must reach every pod spine
+  for (const Layer& p : pod) {
+    long long widest = 0;
+    long long total_up = 0;
+    needed = std::max(needed, upper_count(p, spine_down, 0, widest, total_up));
+    narrowest = narrowest == 0 ? widest : std::min(narrowest, widest);
+  }
+  const long long spines = fabric.spines > 0 ? fabric.spines : needed;
+  if (spines < needed) {
+    throw InputError(fabric.spines_loc, "spines",
+                     std::to_string(spines) + " spines per pod of " + std::to_string(spine_down) +
+                         " down ports cannot take a pod's leaf " + "uplinks; valid: at least " +
+                         std::to_string(needed));
+  }
+  if (spines > narrowest) {
+    const std::string key = fabric.spines > 0 ? "spines" : "pod_leaves";
+    throw InputError(fabric.spines > 0 ? fabric.spines_loc : fabric.pod_leaves_loc, key,
+                     std::to_string(spines) + " spines per pod, but a pod's leaf has " +
+                         std::to_string(narrowest) +
+                         " uplinks, so it could not reach every spine of its pod; valid: at most " +
+                         std::to_string(spine_down) + " leaves per pod");
+  }
+  std::vector<Layer> groups(static_cast<std::size_t>(spines));  // spine j of every pod
+  for (const Layer& p : pod) {
+    const Layer joined = join_layer(fabric, p, spines, "spine", info.spines.size(), builder);
+    for (std::size_t j = 0; j < joined.nodes.size(); ++j) {
+      info.spines.push_back(joined.nodes[j]);
+      groups[j].nodes.push_back(joined.nodes[j]);
+      // 1:1 above the leaves: as many ports up as came down, while the switch has them.
+      groups[j].uplinks.push_back(std::min(joined.uplinks[j], ports - joined.uplinks[j]));
     }
-    g += u;
+  }
+  info.levels = 3;
+  if (pods == 1) return;  // one pod: its spines carry all traffic
+  for (const Layer& group : groups) {
+    long long widest = 0;
+    long long total_up = 0;
+    const long long cores = upper_count(group, ports, 0, widest, total_up);
+    long long thinnest = widest;
+    for (long long u : group.uplinks) thinnest = std::min(thinnest, u);
+    if (cores > thinnest) {
+      throw InputError(fabric.leaf_ports_loc, "leaf_ports",
+                       std::to_string(pods) + " pods of " + std::to_string(pod_leaves) +
+                           " leaves are more than one core layer of " + std::to_string(ports) +
+                           "-port switches can join (at most " + std::to_string(ports) +
+                           " pods); raise leaf_ports (a fourth switch level is not generated)");
+    }
+    const Layer joined = join_layer(fabric, group, cores, "core", info.cores.size(), builder);
+    info.cores.insert(info.cores.end(), joined.nodes.begin(), joined.nodes.end());
   }
 }
 
@@ -152,6 +260,7 @@ void build_fabric(const spec::FabricSpec& fabric, ClusterBuilder& builder) {
   if (fabric.kind == spec::FabricKind::single_switch) {
     const int sw = add_switch(builder, "switch", fabric.loc);
     info.leaves.push_back(sw);
+    info.levels = 1;
     for (const auto& server : cluster.servers) {
       for (int nic : server.nics) builder.add_link(nic, sw, fabric.port, fabric.loc);
     }
@@ -174,7 +283,24 @@ void build_fabric(const spec::FabricSpec& fabric, ClusterBuilder& builder) {
       }
     }
   }
-  build_leaf_spine(fabric, groups, builder);
+  std::vector<long long> rail_index;  // per leaf: its place within its NIC group
+  const Layer leaves = build_leaves(fabric, groups, builder, rail_index);
+  if (leaves.nodes.size() == 1) {
+    if (fabric.spines > 0) {
+      throw InputError(fabric.spines_loc, "spines",
+                       "every NIC fits on one leaf, so there is nothing for spines to join; "
+                       "remove spines");
+    }
+    info.levels = 1;
+    return;  // one leaf carries all traffic
+  }
+  if (fabric.levels == 3) {
+    const int rails =
+        fabric.kind == spec::FabricKind::rail_optimized ? static_cast<int>(groups.size()) : 1;
+    build_three_levels(fabric, leaves, rail_index, rails, builder);
+  } else {
+    build_two_levels(fabric, leaves, builder);
+  }
 }
 
 }  // namespace cs::topo

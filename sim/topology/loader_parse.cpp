@@ -85,14 +85,15 @@ ServerPrice parse_price(const Fields& server, const std::string& template_name,
 
 spec::FabricSpec parse_fabric(const Fields& root, const std::string& file) {
   Fields f(root.node("fabric"), "fabric", "fabric", file, root.loc("fabric"),
-           {"kind", "link", "leaf_ports", "oversubscription", "spines"});
+           {"kind", "link", "leaf_ports", "oversubscription", "spines", "levels", "pod_leaves"});
   spec::FabricSpec fabric;
   fabric.loc = f.loc();
   const std::string kind = f.text("kind");
   const std::vector<std::string> kinds = {"single_switch", "fat_tree", "rail_optimized"};
   if (kind == "single_switch") {
     fabric.kind = spec::FabricKind::single_switch;
-    f.forbid({"leaf_ports", "oversubscription", "spines"}, "a single_switch fabric", "link");
+    f.forbid({"leaf_ports", "oversubscription", "spines", "levels", "pod_leaves"},
+             "a single_switch fabric", "link");
   } else if (kind == "fat_tree") {
     fabric.kind = spec::FabricKind::fat_tree;
   } else if (kind == "rail_optimized") {
@@ -113,6 +114,14 @@ spec::FabricSpec parse_fabric(const Fields& root, const std::string& file) {
     fabric.oversubscription_loc = f.loc("oversubscription");
     fabric.spines = static_cast<int>(f.optional_integer("spines", 1, kMaxCount).value_or(0));
     fabric.spines_loc = f.loc("spines");
+    fabric.levels = static_cast<int>(f.optional_integer("levels", 2, 3).value_or(2));
+    fabric.levels_loc = f.loc("levels");
+    if (fabric.levels == 2 && f.has("pod_leaves")) {
+      f.fail("pod_leaves", "pods exist only in a three-level fabric; add levels: 3 or remove it");
+    }
+    fabric.pod_leaves =
+        static_cast<int>(f.optional_integer("pod_leaves", 1, kMaxCount).value_or(0));
+    fabric.pod_leaves_loc = f.loc("pod_leaves");
   }
   return fabric;
 }

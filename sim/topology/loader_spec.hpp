@@ -75,11 +75,15 @@ struct FabricSpec {
   LinkProps port;               // every switch port's link (NIC-leaf and leaf-spine)
   int leaf_ports = 0;           // switch radix
   double oversubscription = 1;  // leaf down:up ratio
-  int spines = 0;               // 0: as many as the uplinks need
+  int spines = 0;               // 0: as many as the uplinks need (per pod with 3 levels)
+  int levels = 2;               // switch levels: 2 (leaf, spine) or 3 (leaf, pod spine, core)
+  int pod_leaves = 0;           // 3 levels: leaves per pod; 0: leaf_ports / 2
   SourceLoc loc;
   SourceLoc leaf_ports_loc;
   SourceLoc oversubscription_loc;
   SourceLoc spines_loc;
+  SourceLoc levels_loc;
+  SourceLoc pod_leaves_loc;
 };
 
 struct TopologySpec {

@@ -35,6 +35,26 @@ std::string gpu_label(const Cluster& cluster, int node) {
   return "GPU" + std::to_string(cluster.nodes[static_cast<std::size_t>(node)].rank);
 }
 
+// The generated fabric's shape: "fabric: fat_tree, 2 levels: 32 leaves, 16 spines (64-port
+// switches, 1:1)".
+void write_fabric(std::ostringstream& out, const FabricInfo& f) {
+  if (f.kind.empty()) return;
+  auto count = [](std::size_t n, const char* one, const char* many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+  };
+  out << "  fabric: " << f.kind << ", "
+      << count(static_cast<std::size_t>(f.levels), "level", "levels") << ": "
+      << count(f.leaves.size(), f.kind == "single_switch" ? "switch" : "leaf",
+               f.kind == "single_switch" ? "switches" : "leaves");
+  if (!f.spines.empty()) out << ", " << count(f.spines.size(), "spine", "spines");
+  if (f.pods > 1) out << " in " << f.pods << " pods";
+  if (!f.cores.empty()) out << ", " << count(f.cores.size(), "core", "cores");
+  if (f.leaf_ports > 0) {
+    out << " (" << f.leaf_ports << "-port switches, " << f.oversubscription << ":1)";
+  }
+  out << "\n";
+}
+
 void write_matrix(std::ostringstream& out, const Cluster& cluster, const GpuMatrix& matrix,
                   bool bandwidth) {
   auto cell_text = [&](const GpuConnection& cell) {
@@ -55,7 +75,7 @@ void write_matrix(std::ostringstream& out, const Cluster& cluster, const GpuMatr
   }
 }
 
-void write_servers(std::ostringstream& out, const TopologySummary& s) {
+void write_servers(std::ostringstream& out, const TopologySummary& s, const FabricInfo& fabric) {
   out << "Servers\n";
   for (const ServerGroup& g : s.servers) {
     out << "  " << g.count << " x " << g.template_name << ": " << g.gpus_per_server << " GPUs"
@@ -66,7 +86,9 @@ void write_servers(std::ostringstream& out, const TopologySummary& s) {
     }
   }
   out << "  " << s.gpu_count << " GPUs, " << s.node_count << " nodes, " << s.fabric_switches
-      << " network switches\n\n";
+      << " network switches\n";
+  write_fabric(out, fabric);
+  out << "\n";
   out << "GPU models\n";
   for (const GpuModel& m : s.gpu_models) {
     out << "  " << m.name << ": bf16 " << m.bf16_flops / 1e12 << " TFLOP/s, fp16 "
@@ -157,7 +179,7 @@ std::string format_summary(const TopologySummary& s, const Cluster& cluster) {
   out << "Topology " << s.name;
   if (!s.source_file.empty()) out << " (" << base_name(s.source_file) << ")";
   out << "\n\n";
-  write_servers(out, s);
+  write_servers(out, s, cluster.fabric);
   write_links(out, s);
   write_bisection(out, s.bisection);
   write_matrices(out, s, cluster);

@@ -239,3 +239,57 @@ TEST_CASE("fabric switch names collide with hand-written nodes only by mistake")
                        doctest::Contains("x.yaml:6: key 'name': duplicate node name 'switch'"),
                        cs::InputError);
 }
+
+TEST_CASE(
+    "fat_tree with levels 3: pods of leaves and spines, spine j of every pod on core group j") {
+  // 8 servers x 1 NIC, 4-port switches at 1:1: leaves of 2 down + 2 up ports -> leaf0-3, 2 NICs
+  // each. Pods of leaf_ports / 2 = 2 leaves: {leaf0, leaf1}, {leaf2, leaf3}. A pod's 4 uplinks
+  // over spines of 2 down ports -> 2 spines per pod (spine0-1, spine2-3), each leaf one port to
+  // each. A spine got 2 ports down, so it has 2 up. Core group 0 = {spine0, spine2}: 4 uplinks
+  // over 4-port cores -> core0, 2 ports from each spine; group 1 -> core1.
+  const Cluster c = load_fabric(8, 1, "  kind: fat_tree\n  leaf_ports: 4\n  levels: 3\n");
+  CHECK(c.fabric.levels == 3);
+  CHECK(c.fabric.pods == 2);
+  CHECK(c.fabric.leaves.size() == 4);
+  CHECK(c.fabric.spines.size() == 4);
+  REQUIRE(c.fabric.cores.size() == 2);
+  std::map<std::string, double> ports;  // "a-b" -> parallel ports
+  for (const auto& l : leaf_spine_links(c))
+    ports[l.leaf + "-" + l.spine] = l.bandwidth_Bps / kPort_Bps;
+  const std::map<std::string, double> expected = {
+      {"leaf0-spine0", 1}, {"leaf0-spine1", 1}, {"leaf1-spine0", 1}, {"leaf1-spine1", 1},
+      {"leaf2-spine2", 1}, {"leaf2-spine3", 1}, {"leaf3-spine2", 1}, {"leaf3-spine3", 1},
+      {"spine0-core0", 2}, {"spine2-core0", 2}, {"spine1-core1", 2}, {"spine3-core1", 2}};
+  CHECK(ports == expected);
+  // Every layer carries the NICs' 8 x 12.5 = 100 GB/s: the tree is non-blocking.
+  CHECK(sum_bandwidth(leaf_spine_links(c)) == doctest::Approx(200e9));
+}
+
+TEST_CASE("rail_optimized with levels 3: a pod holds the rail leaves of the same servers") {
+  // 4 servers x 2 NICs, 2 down ports: rail 0 -> leaf0 (n0, n1), leaf1 (n2, n3); rail 1 -> leaf2
+  // (n0, n1), leaf3 (n2, n3). Pods of 2 leaves = 1 leaf per rail: {leaf0, leaf2} serve n0-n1,
+  // {leaf1, leaf3} serve n2-n3, so rail 0 to rail 1 of n0 and n1 stays inside pod 0.
+  const Cluster c = load_fabric(4, 2, "  kind: rail_optimized\n  leaf_ports: 4\n  levels: 3\n");
+  CHECK(c.fabric.pods == 2);
+  std::map<std::string, double> ports;
+  for (const auto& l : leaf_spine_links(c))
+    ports[l.leaf + "-" + l.spine] = l.bandwidth_Bps / kPort_Bps;
+  CHECK(ports.count("leaf0-spine0") == 1);
+  CHECK(ports.count("leaf2-spine0") == 1);
+  CHECK(ports.count("leaf1-spine2") == 1);
+  CHECK(ports.count("leaf3-spine3") == 1);
+  CHECK(ports.count("leaf1-spine0") == 0);
+  CHECK(c.fabric.cores.size() == 2);
+}
+
+TEST_CASE("a three-level fabric holds at most leaf_ports pods, and pods need levels 3") {
+  // 20 servers x 1 NIC on 4-port switches: 10 leaves -> 5 pods; core group 0 has 5 spines x 2
+  // uplinks = 10 -> 3 cores, more than a spine's 2 uplinks reach.
+  CHECK_THROWS_WITH_AS(load_fabric(20, 1, "  kind: fat_tree\n  leaf_ports: 4\n  levels: 3\n"),
+                       doctest::Contains("5 pods of 2 leaves are more than one core layer of "
+                                         "4-port switches can join (at most 4 pods)"),
+                       cs::InputError);
+  CHECK_THROWS_WITH_AS(load_fabric(4, 1, "  kind: fat_tree\n  leaf_ports: 4\n  pod_leaves: 2\n"),
+                       doctest::Contains("pods exist only in a three-level fabric"),
+                       cs::InputError);
+}

@@ -233,6 +233,8 @@ const std::vector<Shipped> kShipped = {
     {"dgx-h100-16node.yaml", 128, 128, 16, "rail_optimized", 8, 2},
     {"dgx-h100-16node-100gbe.yaml", 128, 128, 16, "rail_optimized", 8, 2},
     {"dgx-h100-128node-fattree.yaml", 1024, 1024, 128, "fat_tree", 32, 16},
+    {"dgx-h100-2048node-superpod.yaml", 16384, 16384, 2048, "rail_optimized", 512, 512},
+    {"dgx-h100-16384node-roce.yaml", 131072, 131072, 16384, "rail_optimized", 2048, 2048},
 };
 
 }  // namespace
