@@ -54,6 +54,13 @@ json nccl_fit_json(const NcclFit& fit) {
   return j;
 }
 
+// "default" or a forced "algo/proto" (NcclPoint::config), e.g. "ring/LL".
+bool is_config_name(const std::string& config) {
+  const auto slash = config.find('/');
+  if (slash == std::string::npos) return config == "default";
+  return coll::parse_algo(config.substr(0, slash)) && coll::parse_proto(config.substr(slash + 1));
+}
+
 // `every_op`: the fit of all collectives together, whose op is "".
 NcclFit nccl_fit_from(const JsonReader& r, bool every_op) {
   r.only({"op", "params", "ring_graph", "p2p_nvlink_efficiency", "fits", "host_floors"});
@@ -98,6 +105,12 @@ NcclFit nccl_fit_from(const JsonReader& r, bool every_op) {
     const HostFloor floor{f.text("config"), f.integer("n_ranks", 1, kMaxCount),
                           f.latency_us("floor_us"),
                           f.integer("points", 0, std::numeric_limits<int>::max())};
+    // A floor is looked up by its configuration's name: one that names no configuration would
+    // never be found, and its points would take the prior floor in silence.
+    if (!is_config_name(floor.config))
+      f.fail("config", "unknown configuration '" + floor.config +
+                           "'; valid: default, or ALGO/PROTO with ALGO one of " +
+                           coll::valid_algos() + " and PROTO one of " + coll::valid_protos());
     const auto& before = out.host_floors.curves;
     if (!before.empty() && std::make_pair(floor.config, floor.n_ranks) <=
                                std::make_pair(before.back().config, before.back().n_ranks))
@@ -166,6 +179,7 @@ void save_calibration(const Calibration& calibration, const std::string& path) {
 }
 
 Calibration parse_calibration(const std::string& text, const std::string& file_name) {
+  check_is_text(text, file_name, "a calibration file is JSON text");
   const json j = parse_json(text, file_name);
   const JsonLines lines(file_name, text);
   const JsonReader r(j, lines, "", "");

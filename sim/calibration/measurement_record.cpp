@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
 
 #include "calibration/json_reader.hpp"
 #include "collectives/nccl_types.hpp"
 #include "core/units.hpp"
+#include "topology/loader_names.hpp"
 
 namespace cs::cal {
 namespace {
@@ -85,6 +87,17 @@ class RecordReader {
     for (const auto& s : valid) list += (list.empty() ? "" : ", ") + s;
     fail(key, "unknown value '" + v + "'; valid: " + list);
   }
+  // Refuses a key outside `known`: the programs write a closed set per kind (calibrate/README.md),
+  // so another is a typo, which would leave an optional field (`timing`) at its default in silence.
+  void only(const std::string& kind, const std::vector<std::string>& known) const {
+    for (const auto& [key, value] : record_.items()) {
+      if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      fail(key.c_str(), "unknown key in a " + kind + " record" +
+                            topo::names::did_you_mean(key, known) + "; valid: " + list);
+    }
+  }
   [[noreturn]] void fail(const char* key, const std::string& message) const {
     throw InputError(loc_, key, message);
   }
@@ -154,6 +167,26 @@ CopyPoint read_copy(const RecordReader& r, double max_bytes) {
   return p;
 }
 
+// The keys of each kind the fitter reads, as calibrate/README.md lists them: kind, time_us,
+// repetitions and iterations, then the kind's own.
+const std::map<std::string, std::vector<std::string>> kRecordKeys = {
+    {"nccl",
+     {"kind",        "time_us",      "repetitions", "iterations", "timing", "op",
+      "nranks",      "bytes",        "count",       "call_count", "dtype",  "chunk_offset_elements",
+      "forced_algo", "forced_proto", "algbw_GBps",  "busbw_GBps", "algo",   "proto",
+      "channels",    "tuning_agree", "tuning_calls"}},
+    {"copy",
+     {"kind", "time_us", "repetitions", "iterations", "direction", "memory", "src", "dst",
+      "bidirectional", "bytes", "bytes_moved", "GBps", "peer_access"}},
+    {"launch", {"kind", "time_us", "repetitions", "iterations", "what", "device"}},
+    {"gemm",
+     {"kind", "time_us", "repetitions", "iterations", "dtype", "m", "n", "k", "shape", "flops",
+      "tflops"}},
+    {"membw",
+     {"kind", "time_us", "repetitions", "iterations", "method", "bytes", "bytes_moved", "GBps",
+      "device"}},
+};
+
 }  // namespace
 
 void read_record(const json& record, const SourceLoc& loc, Measurements& out) {
@@ -162,6 +195,8 @@ void read_record(const json& record, const SourceLoc& loc, Measurements& out) {
   // Byte counts are integers, which a double holds exactly up to 2^53.
   const double max_bytes = out.node.memory_bytes > 0 ? out.node.memory_bytes : 9007199254740992.0;
   const std::string kind = r.text("kind");
+  const auto known = kRecordKeys.find(kind);
+  if (known != kRecordKeys.end()) r.only(kind, known->second);
   if (kind == "nccl") {
     out.nccl.push_back(read_nccl(r, max_bytes));
   } else if (kind == "copy") {

@@ -18,6 +18,7 @@
 #include "calibration/json_lines.hpp"
 #include "calibration/json_reader.hpp"
 #include "calibration/measurement_record.hpp"
+#include "core/input_file.hpp"
 
 namespace cs::cal {
 namespace {
@@ -78,6 +79,7 @@ const char* to_string(CopyDirection direction) {
 
 void read_measurement_text(const std::string& text, const std::string& file_name,
                            Measurements& out) {
+  check_is_text(text, file_name, "a measurement file is JSON text");
   const json doc = parse_json(text, file_name);
   const SourceLoc top{file_name, 1};
   if (!doc.is_object()) throw InputError(top, "", "expected a JSON object at the top level");

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
+#include <system_error>
 
 #include "cli/coll_args.hpp"
 #include "collectives/sweep.hpp"
@@ -30,6 +31,15 @@ double parse_figure(const std::string& text, const SourceLoc& at, const std::str
   if (text.empty() || *end != '\0' || !(value > 0) || !(value < 1e12))
     throw InputError(at, key, "'" + text + "' is not a positive number");
   return value;
+}
+
+// A flag of the set: absent is false.
+bool flag(const Fields& f, const std::string& key) {
+  if (!f.has(key)) return false;
+  const std::string text = f.text(key);
+  if (text != "true" && text != "false")
+    f.fail(key, "'" + text + "' is not a boolean; valid: true, false");
+  return text == "true";
 }
 
 // "8 69.12; 16 72.64" -> (size, figure) pairs; sizes as nccl-tests writes them (1K = 1024).
@@ -70,22 +80,32 @@ PublishedSet parse_set(const YAML::Node& node, const std::string& file, const st
   s.source = f.text("source");
   const std::string topology = f.text("topology");
   s.topology = (std::filesystem::path(dir) / topology).lexically_normal().string();
-  if (!std::filesystem::is_regular_file(s.topology))
+  std::error_code ec;  // a path the system cannot look up (a name too long) is no file either
+  if (!std::filesystem::is_regular_file(s.topology, ec))
     f.fail("topology", "no topology file " + s.topology);
   s.nodes = static_cast<int>(f.integer("nodes", 1, 1000000));
   s.gpus_per_node = static_cast<int>(f.optional_integer("gpus_per_node", 1, 1024).value_or(0));
+  s.gpus_per_node_loc = f.loc("gpus_per_node");
   s.op = f.text("op");
   const auto op = coll::parse_op(s.op);
   if (!op) f.fail("op", "unknown collective '" + s.op + "'; valid: " + coll::valid_ops());
-  s.in_place = f.has("in_place") && f.text("in_place") == "true";
-  s.nvls = f.has("nvls") && f.text("nvls") == "true";
+  s.in_place = flag(f, "in_place");
+  s.nvls = flag(f, "nvls");
   if (f.has("env")) {
     const YAML::Node env = f.node("env");
     if (!env.IsMap()) f.fail("env", "must be a map of variable to value");
     for (const auto& entry : env) {
-      const std::string name = entry.first.as<std::string>();
-      s.env[name] = topo::yaml::scalar_text(entry.second, name,
-                                            topo::yaml::loc_of(entry.second, file, f.loc("env")));
+      const std::string name = topo::yaml::scalar_text(
+          entry.first, "env", topo::yaml::loc_of(entry.first, file, f.loc("env")));
+      const SourceLoc value_at = topo::yaml::loc_of(entry.second, file, f.loc("env"));
+      s.env[name] = topo::yaml::scalar_text(entry.second, name, value_at);
+      // The masks predict_sets reads, checked here where the line is known.
+      try {
+        if (name == "NCCL_ALGO") coll::parse_algo_mask(s.env[name], name);
+        if (name == "NCCL_PROTO") coll::parse_proto_mask(s.env[name], name);
+      } catch (const InputError& e) {
+        throw InputError(value_at, "", e.what());
+      }
     }
   }
   std::map<double, PublishedPoint> points;
@@ -109,6 +129,7 @@ PublishedSet parse_set(const YAML::Node& node, const std::string& file, const st
 
 std::vector<PublishedSet> load_published_sets(const std::string& path) {
   const std::string text = read_input_file(path, "published sets file");
+  check_is_text(text, path, "a published sets file is YAML text");
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -142,9 +163,11 @@ std::vector<ComparedSet> predict_sets(const std::vector<PublishedSet>& sets) {
       const std::size_t take =
           s.gpus_per_node > 0 ? static_cast<std::size_t>(s.gpus_per_node) : server.gpus.size();
       if (take > server.gpus.size())
-        throw InputError("set '" + s.name + "': key 'gpus_per_node': " + std::to_string(take) +
-                         " is more than the " + std::to_string(server.gpus.size()) +
-                         " GPUs of server '" + server.name + "'");
+        throw InputError(s.gpus_per_node_loc, "gpus_per_node",
+                         std::to_string(take) + " is more than the " +
+                             std::to_string(server.gpus.size()) + " GPUs of server '" +
+                             server.name + "' of " +
+                             std::filesystem::path(s.topology).filename().string());
       for (std::size_t k = 0; k < take; ++k)
         ranks.push_back(rank_of_node[static_cast<std::size_t>(server.gpus[k])]);
     }

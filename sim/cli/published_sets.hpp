@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "collectives/tuner.hpp"
+#include "core/error.hpp"
 
 namespace cs::cli {
 
@@ -23,7 +24,8 @@ struct PublishedSet {
   std::string source;
   std::string topology;  // resolved against the sets file's folder
   int nodes = 0;
-  int gpus_per_node = 0;  // 0: every GPU of each server
+  int gpus_per_node = 0;        // 0: every GPU of each server
+  SourceLoc gpus_per_node_loc;  // its line, for the check against the topology's servers
   std::string op;
   bool in_place = false;
   bool nvls = false;
@@ -32,7 +34,8 @@ struct PublishedSet {
 };
 
 // Reads and checks a sets file: file:line:key errors for unknown keys, bad sizes, times or busbw,
-// a role other than fit/check, a missing topology file, an op the simulator does not know.
+// a role other than fit/check, a flag other than true/false, a missing topology file, an op or an
+// env NCCL_ALGO / NCCL_PROTO the simulator does not know.
 std::vector<PublishedSet> load_published_sets(const std::string& path);
 
 struct ComparedPoint {

@@ -74,6 +74,14 @@ SweepPoints::SweepPoints(const plan::SweepFile& sweep) : sweep_(sweep) {
   for (const plan::Axis& axis : sweep_.axes) {
     for (std::size_t i = 0; i < axis.values.size(); ++i) {
       const std::string& v = axis.values[i];
+      // A path that names nothing is the sweep file's mistake: its line, not the missing file's.
+      if ((axis.name == "model" || axis.name == "topology") &&
+          !std::filesystem::exists(path_of(v))) {
+        throw InputError(axis.locs[i], axis.name,
+                         "no " + axis.name + " file " +
+                             std::filesystem::path(path_of(v)).lexically_normal().string() +
+                             " (paths are relative to the sweep file's folder)");
+      }
       if (axis.name == "model" && !models_.count(v)) {
         models_.emplace(v, workload::load_model_file(path_of(v)));
       } else if (axis.name == "topology") {

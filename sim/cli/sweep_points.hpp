@@ -19,7 +19,8 @@ namespace cs::cli {
 class SweepPoints {
  public:
   // Reads every model and topology the sweep names, and checks every axis value that names a
-  // collective, a type or a size: bad input throws InputError here, before any point runs.
+  // collective, a type or a size: bad input throws InputError here, before any point runs (a
+  // path that names no file at the sweep file's line).
   explicit SweepPoints(const plan::SweepFile& sweep);
 
   const std::vector<std::string>& columns() const { return columns_; }

@@ -1,8 +1,10 @@
 // read_input_file: checks that the path is a readable regular file before reading it, because an
-// ifstream opens a folder without complaint and then reads nothing.
+// ifstream opens a folder without complaint and then reads nothing. check_is_text: the bytes a
+// text format never holds.
 #include "core/input_file.hpp"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -27,6 +29,20 @@ std::string read_input_file(const std::string& path, const std::string& what) {
   text << in.rdbuf();
   if (in.bad()) throw fail("the read failed part way");
   return text.str();
+}
+
+void check_is_text(std::string_view text, const std::string& file, const std::string& expected) {
+  int line = 1;
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '\n') ++line;
+    if ((byte < 0x20 && c != '\n' && c != '\r' && c != '\t') || byte == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02x", byte);
+      throw InputError(SourceLoc{file, line}, "",
+                       std::string("not a text file (control byte ") + hex + "); " + expected);
+    }
+  }
 }
 
 }  // namespace cs

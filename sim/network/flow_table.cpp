@@ -210,12 +210,15 @@ std::vector<FlowRequest> parse_flow_table(std::string_view csv, const std::strin
     ++line_number;
     if (line.empty() || line.front() == '#') continue;
     const SourceLoc loc{file, line_number};
+    const auto fields = split_fields(line);
+    // Binary data is named as such before one of its bytes is taken for a quote.
+    if (!have_header) {
+      for (const std::string_view f : fields) check_text(f, loc, "");
+    }
     if (line.find('"') != std::string_view::npos) {
       throw InputError(loc, "", "quoted fields are not supported; names and sizes need no quotes");
     }
-    const auto fields = split_fields(line);
     if (!have_header) {
-      for (const std::string_view f : fields) check_text(f, loc, "");
       column = read_header(fields, loc);
       have_header = true;
       header_line = line_number;
@@ -244,7 +247,7 @@ std::vector<FlowRequest> parse_flow_table(std::string_view csv, const std::strin
     bytes_text.emplace_back(fields[column[3]]);
   }
   if (!have_header) {
-    throw InputError(SourceLoc{file, 0}, "",
+    throw InputError(SourceLoc{file, 1}, "",
                      "no header line; it must name " + std::string(kColumnList));
   }
   if (rows.empty()) {

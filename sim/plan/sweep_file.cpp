@@ -130,6 +130,7 @@ SweepFile load_sweep_file(const std::string& path) {
 }
 
 SweepFile parse_sweep(const std::string& text, const std::string& file) {
+  check_is_text(text, file, "a sweep file is YAML text");
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -176,7 +177,8 @@ SweepFile parse_sweep(const std::string& text, const std::string& file) {
       const YAML::Node prices = f.node("prices");
       if (!prices.IsMap()) f.fail("prices", "must be a map of server template to USD per hour");
       for (const auto& entry : prices) {
-        const std::string name = entry.first.as<std::string>();
+        const std::string name = topo::yaml::scalar_text(
+            entry.first, "prices", topo::yaml::loc_of(entry.first, file, f.loc("prices")));
         const SourceLoc at = topo::yaml::loc_of(entry.second, file, f.loc("prices"));
         const std::string value = topo::yaml::scalar_text(entry.second, name, at);
         char* end = nullptr;

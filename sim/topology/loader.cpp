@@ -45,6 +45,7 @@ Cluster load_cluster(const std::string& path, const LoadOptions& options) {
 
 Cluster load_cluster_from_string(std::string_view yaml_text, const std::string& display_name,
                                  const LoadOptions& options) {
+  check_is_text(yaml_text, display_name, "a topology file is YAML text");
   YAML::Node root;
   try {
     root = YAML::Load(std::string(yaml_text));

@@ -5,7 +5,6 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <unordered_map>
 
 #include "core/input_file.hpp"
@@ -14,23 +13,6 @@
 namespace cs::workload {
 namespace loader {
 namespace {
-
-// A NUL or other control byte means binary data; yaml-cpp would read some of it as a scalar and
-// the message would then talk of a missing map.
-void check_is_text(const std::string& text, const std::string& file) {
-  int line = 1;
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (c == '\n') ++line;
-    if ((byte < 0x20 && c != '\n' && c != '\r' && c != '\t') || byte == 0x7f) {
-      char hex[8];
-      std::snprintf(hex, sizeof hex, "0x%02x", byte);
-      throw InputError(
-          SourceLoc{file, line}, "",
-          std::string("not a text file (control byte ") + hex + "); a model file is YAML text");
-    }
-  }
-}
 
 Precision precision(const Fields& f) {
   return choice(f, "precision", "precision", {Precision::fp32, Precision::bf16});
@@ -160,7 +142,8 @@ Model load_model_file(const std::string& path) {
 }
 
 Model parse_model_text(const std::string& text, const std::string& file_label) {
-  loader::check_is_text(text, file_label);
+  // Binary data: yaml-cpp would read some of it as a scalar and then talk of a missing map.
+  check_is_text(text, file_label, "a model file is YAML text");
   YAML::Node root;
   try {
     root = YAML::Load(text);

@@ -170,7 +170,7 @@ TEST_CASE("the CSV parser names the line and the column of every mistake") {
   CHECK(error_of(header + "a,rank:0,rank:1,1GB\n").starts_with("m.csv:2: the row has 4 fields"));
   CHECK(error_of(header + "a,rank:0,rank:1,1GB,0us\na,rank:1,rank:0,1GB,0us\n")
             .starts_with("m.csv:3: key 'id': 'a' is used by an earlier row"));
-  CHECK(error_of("# only a comment\n").starts_with("m.csv: no header line"));
+  CHECK(error_of("# only a comment\n").starts_with("m.csv:1: no header line"));
   CHECK_THROWS_AS(load_flow_table(kDir + "/no-such-file.csv", cluster), InputError);
 }
 
