@@ -21,6 +21,17 @@ json parse_json(const std::string& text, const std::string& file_name) {
     const std::size_t upto = std::min<std::size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
     const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + upto, '\n'));
     throw InputError(SourceLoc{file_name, line}, "", std::string("not valid JSON: ") + e.what());
+  } catch (const json::out_of_range& e) {
+    // A number past the range of a double ("1e400"). nlohmann_json names only its text, quoted in
+    // the message: its line is that of the text's first occurrence.
+    const std::string what = e.what();
+    const std::size_t open = what.find('\'');
+    const std::string number = what.substr(open + 1, what.rfind('\'') - open - 1);
+    const std::size_t at = std::min(text.find(number), text.size());
+    const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + at, '\n'));
+    throw InputError(SourceLoc{file_name, line}, "",
+                     std::string("not valid JSON: ") + e.what() +
+                         "; numbers must be finite doubles (at most 1.8e308)");
   }
 }
 
