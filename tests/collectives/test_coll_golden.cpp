@@ -91,6 +91,18 @@ TEST_CASE("clustersim compare rejects a bad sets file with file:line:key and exi
   fs::remove_all(dir);
 }
 
+// Found by fuzz_published (tests/fuzz/README.md): a topology name longer than a file name may be
+// made the lookup throw filesystem_error, an internal error (exit 3) instead of a refusal.
+TEST_CASE("clustersim compare refuses a topology path too long to look up with file:line:key") {
+  const fs::path file =
+      fs::path(CLUSTERSIM_TEST_DATA) / "fuzz" / "fuzz_published" / "long_topology_path.yaml";
+  const CommandResult r = cs::test::run_command("'" + std::string(CLUSTERSIM_BINARY) +
+                                                "' compare '" + file.string() + "' 2>&1");
+  CHECK(r.status == 2);
+  CHECK(r.output.find("long_topology_path.yaml:7: key 'topology': no topology file") !=
+        std::string::npos);
+}
+
 TEST_CASE("clustersim coll: the DGX H100 figures the issue names") {
   const CommandResult r = run(topo("dgx-h100.yaml") + "--op allreduce -b 1G -e 1G --csv");
   REQUIRE(r.status == 0);
