@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Seeds each fuzz target's corpus folder under $1 (default build-fuzz/corpus) with the files the
+# repository ships and tests: topologies, models, sweeps, flows, calibration and measurement files,
+# published sets, and the inputs of earlier findings (tests/data/fuzz/<target>/). Copies only: the
+# fuzzer adds what it finds to these folders, never to the sources.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+out=${1:-build-fuzz/corpus}
+
+seed() {  # seed TARGET FILE...: copies the files that exist into $out/TARGET, named by their path
+  local target=$1
+  shift
+  mkdir -p "$out/$target"
+  for f in "$@"; do
+    [ -f "$f" ] && cp "$f" "$out/$target/seed-${f//\//_}"
+  done
+  return 0
+}
+
+shopt -s nullglob
+seed fuzz_topology topologies/*.yaml tests/data/topologies/*.yaml tests/data/bad/*.yaml \
+  tests/data/flows/*.yaml tests/data/fuzz/fuzz_topology/*
+seed fuzz_flows tests/data/flows/*.csv tests/data/fuzz/fuzz_flows/*
+seed fuzz_calibration calibrate/data/*/calibration.json tests/data/fuzz/fuzz_calibration/*
+# A few measurement files of each record kind; the small ones, so that mutations stay quick.
+seed fuzz_measurements calibrate/data/h100x1/launch.json calibrate/data/h100x1-run2/copy.json \
+  calibrate/data/h200x4/nccl-tree-ll-n2.json calibrate/data/h200x4/nccl-tree-simple-n3.json \
+  calibrate/data/h200x4/gemm.json calibrate/data/h200x2-pace/calls1/nccl-default-n2.json \
+  tests/data/bad_measurements/*/*.json tests/data/fuzz/fuzz_measurements/*
+seed fuzz_model models/*.yaml tests/data/models/*.yaml tests/data/fuzz/fuzz_model/*
+seed fuzz_sweep sim/plan/examples/*.yaml tests/data/sweep/*.yaml tests/data/fuzz/fuzz_sweep/*
+seed fuzz_published calibrate/published/*.yaml tests/data/fuzz/fuzz_published/*
+for d in "$out"/*/; do
+  echo "seed: $(ls "$d" | wc -l) files in $d"
+done
