@@ -8,6 +8,7 @@
 #include <numeric>
 #include <string>
 
+#include "collectives/p2p_plan.hpp"
 #include "collectives/ring_alignment.hpp"
 #include "collectives/ring_passes.hpp"
 #include "core/error.hpp"
@@ -150,14 +151,17 @@ void Communicator::run(EventQueue& queue, net::NetworkModel& network, const Coll
         pass.push_back(spec(builder_.p2p_shift(1, 1 + r), S / rails, latency, p2p_cap_Bps / rails));
       state->passes.push_back(std::move(pass));
     } else if (ch.p2p) {  // all-to-all: every rank sends S / n to every other rank at once
-      if (n > kMaxAllToAllRanks)
-        throw InputError("key 'op': alltoall over " + std::to_string(n) +
-                         " ranks would list every rank pair; at most " +
-                         std::to_string(kMaxAllToAllRanks) + " ranks are supported");
-      for (int d = 1; d < n; ++d) {
+      int server_gpus = 0;
+      for (const ServerGroup& g : layout_.groups)
+        server_gpus = std::max(server_gpus, static_cast<int>(g.gpus.size()));
+      // Beyond kExactAllToAllRanks, runs of cross-server distances share one flow, so that the
+      // flows list about kAllToAllSends sends (each a route) in all, and at least 16 runs.
+      const int groups =
+          std::max(16, static_cast<int>(kAllToAllSends / (static_cast<double>(n) * rails)));
+      for (const ShiftGroup& g : alltoall_shifts(n, server_gpus, kExactAllToAllRanks, groups)) {
         for (int r = 0; r < rails; ++r)
-          pass.push_back(
-              spec(builder_.p2p_shift(d, d + r), S / n / rails, latency, p2p_cap_Bps / rails));
+          pass.push_back(spec(builder_.p2p_shift(g.distance, g.distance + r),
+                              g.weight * S / n / rails, latency, g.weight * p2p_cap_Bps / rails));
       }
       state->passes.push_back(std::move(pass));
     } else {

@@ -49,12 +49,14 @@ class Communicator {
 
   // Starts the call now on `network`; `on_done` runs from the event queue when its last flow has
   // landed. The queue and network must outlive the call; the communicator need not.
-  // Throws InputError for a call that cannot run (bad root, all-to-all beyond kMaxAllToAllRanks).
+  // Throws InputError for a call that cannot run (bad root).
   void run(EventQueue& queue, net::NetworkModel& network, const CollectiveCall& call, Done on_done);
 
-  // All-to-all builds one flow per peer distance over every rank: n^2 route entries, so it is
-  // refused beyond this many ranks rather than exhausting memory.
-  static constexpr int kMaxAllToAllRanks = 1024;
+  // All-to-all runs one flow per peer distance over every rank (n^2 route entries) up to this
+  // many ranks; beyond, cross-server distances are grouped (p2p_plan.hpp, alltoall_shifts) so
+  // that its flows list about kAllToAllSends sends (one route each) in all.
+  static constexpr int kExactAllToAllRanks = 1024;
+  static constexpr double kAllToAllSends = 1 << 18;
 
  private:
   enum class PathKind { ring, chain, tree, nvls, shift };

@@ -88,4 +88,23 @@ int p2p_peers(Op op, int n_ranks) {
   return n_ranks == 2 ? 1 : 2;
 }
 
+std::vector<ShiftGroup> alltoall_shifts(int n_ranks, int server_gpus, int exact_ranks, int groups) {
+  std::vector<ShiftGroup> out;
+  const int lo = std::max(1, server_gpus);  // from here on every peer is on another server
+  const int hi = n_ranks - server_gpus;     // up to here
+  if (n_ranks <= exact_ranks || hi - lo + 1 <= groups) {
+    for (int d = 1; d < n_ranks; ++d) out.push_back({d, 1});
+    return out;
+  }
+  for (int d = 1; d < lo; ++d) out.push_back({d, 1});
+  const long long span = hi - lo + 1;
+  for (int g = 0; g < groups; ++g) {  // runs of span / groups distances, the first ones longer
+    const auto first = static_cast<int>(lo + span * g / groups);
+    const auto last = static_cast<int>(lo + span * (g + 1) / groups - 1);
+    out.push_back({(first + last) / 2, last - first + 1});
+  }
+  for (int d = hi + 1; d < n_ranks; ++d) out.push_back({d, 1});
+  return out;
+}
+
 }  // namespace cs::coll

@@ -3,6 +3,8 @@
 // addP2pToPlan), as pure functions of the communicator shape and the bytes per peer.
 #pragma once
 
+#include <vector>
+
 #include "collectives/nccl_params.hpp"
 
 namespace cs::coll {
@@ -64,5 +66,19 @@ double p2p_send_GBps(double rate_channels, double per_channel_GBps, bool full_pa
 // Distinct peers one rank sends to or receives from: nccl-tests' sendrecv sends to rank + 1 and
 // receives from rank - 1 (one peer on two ranks, two beyond); all-to-all reaches n - 1.
 int p2p_peers(Op op, int n_ranks);
+
+// All-to-all as shifts: at distance d every rank sends to rank + d. Up to `exact_ranks` ranks every
+// distance is its own flow (weight 1). Beyond, listing n - 1 distances of n sends each would take
+// n^2 routes, so the distances at which every send leaves its server (server_gpus <= d <= n -
+// server_gpus: each rank's peer is on another server) are merged into `groups` runs of consecutive
+// distances, each sent at its middle distance with the run's length as weight (bytes and rate
+// scaled by it). Exact: every byte, and what each GPU's NICs and server links carry. Approximated:
+// how the cross-server traffic of a run spreads over the fabric's spines and cores (as its
+// middle distance's pattern). Distances that keep some peers inside a server stay exact.
+struct ShiftGroup {
+  int distance = 0;
+  int weight = 1;  // distances it stands for
+};
+std::vector<ShiftGroup> alltoall_shifts(int n_ranks, int server_gpus, int exact_ranks, int groups);
 
 }  // namespace cs::coll

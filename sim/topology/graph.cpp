@@ -3,12 +3,15 @@
 // by a hash of the pair).
 #include "topology/graph.hpp"
 
+#include "topology/fabric_routes.hpp"
+
 #include <algorithm>
 #include <boost/graph/adjacency_list.hpp>
 #include <cstdint>
 #include <limits>
 #include <string>
 #include <tuple>
+#include <utility>
 
 namespace cs::topo {
 namespace {
@@ -33,9 +36,11 @@ std::uint64_t mix(std::uint64_t x) {
 }  // namespace
 
 struct ClusterGraph::Impl {
-  explicit Impl(std::size_t node_count) : graph(node_count), dist(node_count, kUnreached) {}
+  Impl(const Cluster& cluster, std::size_t node_count)
+      : graph(node_count), fabric_routes(cluster), dist(node_count, kUnreached) {}
 
   BoostGraph graph;
+  FabricRoutes fabric_routes;        // NIC to NIC through a generated three-level fabric, no search
   std::vector<TimePs> channel_cost;  // link latency + 1 ps, so fewer hops win among equal latencies
   std::vector<int> transit_server;   // per node: kNeverTransit, kFabric or its server index
 
@@ -91,7 +96,7 @@ struct ClusterGraph::Impl {
 };
 
 ClusterGraph::ClusterGraph(const Cluster& cluster)
-    : cluster_(cluster), impl_(std::make_unique<Impl>(cluster.nodes.size())) {
+    : cluster_(cluster), impl_(std::make_unique<Impl>(cluster, cluster.nodes.size())) {
   const std::size_t node_count = cluster.nodes.size();
   std::vector<int>& transit_server = impl_->transit_server;
   transit_server.resize(node_count);
@@ -170,6 +175,14 @@ Route ClusterGraph::route(int src_node, int dst_node) const {
   // a NIC never detours through that NIC's own host (in by one NIC, out by another), as fabric
   // traffic never re-enters a host. Such an endpoint lends its server's interior to no route.
   const bool across = src.server != dst.server;
+  if (across && src.kind == NodeKind::nic && dst.kind == NodeKind::nic) {
+    const std::uint64_t pair = mix(mix(static_cast<std::uint64_t>(src_node)) ^
+                                   (static_cast<std::uint64_t>(dst_node) << 32));
+    if (auto channels = s.fabric_routes.route(src_node, dst_node, pair)) {
+      result.channels = std::move(*channels);
+      return finish_route(std::move(result));
+    }
+  }
   const int src_server = across && src.kind == NodeKind::nic ? kFabric : src.server;
   const int dst_server = across && dst.kind == NodeKind::nic ? kFabric : dst.server;
   const auto by_distance = std::greater<>{};
@@ -229,14 +242,17 @@ Route ClusterGraph::route(int src_node, int dst_node) const {
     v = channel(chosen).from;
   }
   std::reverse(result.channels.begin(), result.channels.end());
+  return finish_route(std::move(result));
+}
 
-  result.bottleneck_Bps = std::numeric_limits<double>::infinity();
-  for (ChannelId c : result.channels) {
+Route ClusterGraph::finish_route(Route route) const {
+  route.bottleneck_Bps = std::numeric_limits<double>::infinity();
+  for (ChannelId c : route.channels) {
     const Link& link = link_of(c);
-    result.latency += link.latency;
-    result.bottleneck_Bps = std::min(result.bottleneck_Bps, link.effective_bandwidth_Bps());
+    route.latency += link.latency;
+    route.bottleneck_Bps = std::min(route.bottleneck_Bps, link.effective_bandwidth_Bps());
   }
-  return result;
+  return route;
 }
 
 bool ClusterGraph::gpus_connected() const {

@@ -45,6 +45,8 @@ class ClusterGraph {
   // Shortest path by latency (one extra picosecond per hop prefers fewer hops); ties between
   // equal-cost paths (fat-tree spines) are broken by a hash of (src, dst), so the same pair always
   // takes the same path and different pairs spread evenly. Throws InputError if unreachable.
+  // NIC to NIC through a generated three-level fabric, the up-down path is built without a search
+  // (fabric_routes.hpp): the same set of shortest paths, spread by the same kind of hash.
   // A route never passes through a GPU, nor through a server other than the endpoints' own
   // (servers do not forward). Reuses scratch inside the graph: one thread per graph at a time.
   Route route(int src_node, int dst_node) const;
@@ -54,6 +56,8 @@ class ClusterGraph {
 
  private:
   struct Impl;
+  Route finish_route(Route route) const;  // latency and bottleneck of route.channels
+
   const Cluster& cluster_;
   std::vector<Channel> channels_;
   std::unique_ptr<Impl> impl_;

@@ -2,9 +2,14 @@
 // tuner's p2p choice, and send/recv and all-to-all simulated as flows with hand-derived times.
 #include <doctest/doctest.h>
 
+#include <sstream>
+#include <string>
+#include <vector>
+
 #include "coll_fixtures.hpp"
 #include "collectives/communicator.hpp"
 #include "collectives/p2p_plan.hpp"
+#include "support/cli_run.hpp"
 
 using namespace cs;
 using namespace cs::coll;
@@ -187,4 +192,45 @@ TEST_CASE("misaligned p2p sends: which, and at what rate") {
   prm.p2p_unaligned_per_channel_GBps = 0;
   prm.p2p_unaligned_gpu_GBps = 0;
   CHECK(p2p_send_GBps(16, 20.0, false, 2, prm) == doctest::Approx(80.0));
+}
+TEST_CASE(
+    "all-to-all shifts: exact up to the limit, then cross-server distances merged into runs") {
+  // 8 ranks, limit 8: every distance 1..7 alone.
+  const auto exact = cs::coll::alltoall_shifts(8, 4, 8, 3);
+  REQUIRE(exact.size() == 7);
+  CHECK(exact.back().distance == 7);
+  // 20 ranks of 4 per server, limit 8, 3 runs: distances 1-3 and 17-19 keep peers inside a server
+  // for some ranks and stay alone; 4..16 (13 distances) split at 4 + 13g/3 = 4, 8, 12: runs 4-7,
+  // 8-11, 12-16 sent at their middles 5, 9, 14 with weights 4, 4, 5.
+  const auto grouped = cs::coll::alltoall_shifts(20, 4, 8, 3);
+  std::vector<std::pair<int, int>> got;
+  int total = 0;
+  for (const auto& g : grouped) {
+    got.emplace_back(g.distance, g.weight);
+    total += g.weight;
+  }
+  CHECK(got == std::vector<std::pair<int, int>>{
+                   {1, 1}, {2, 1}, {3, 1}, {5, 4}, {9, 4}, {14, 5}, {17, 1}, {18, 1}, {19, 1}});
+  CHECK(total == 19);  // every peer's bytes are sent once
+}
+
+TEST_CASE("all-to-all beyond 1,024 ranks runs on grouped distances and keeps every byte") {
+  // 256 DGX H100 (2,048 ranks) on the rail-optimized NDR fabric. Each GPU sends (n - 8) / n of
+  // the buffer through its own 50 GB/s NIC, so busbw = S (n - 1) / n / t cannot pass
+  // 50 GB/s x (n - 1) / (n - 8) = 50.2 GB/s: faster would mean bytes were dropped by grouping.
+  const std::string command = std::string("env -u NCCL_ALGO -u NCCL_PROTO '") + CLUSTERSIM_BINARY +
+                              "' coll -t '" + CLUSTERSIM_SOURCE_DIR +
+                              "/topologies/dgx-h100-16node.yaml' --nodes 256 --op alltoall "
+                              "-b 256M -e 256M --csv 2>&1";
+  const cs::test::CommandResult r = cs::test::run_command(command);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  const auto last = r.output.substr(r.output.rfind('\n', r.output.size() - 2) + 1);
+  std::vector<std::string> cells;
+  std::stringstream row(last);
+  for (std::string cell; std::getline(row, cell, ',');) cells.push_back(cell);
+  REQUIRE(cells.size() > 8);
+  const double busbw = std::stod(cells[7]);
+  CHECK(busbw > 20);
+  CHECK(busbw <= 50.2);
 }

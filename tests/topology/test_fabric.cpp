@@ -6,9 +6,11 @@
 #include <doctest/doctest.h>
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "topology/graph.hpp"
 #include "topology/loader.hpp"
 
 using namespace cs::topo;
@@ -292,4 +294,34 @@ TEST_CASE("a three-level fabric holds at most leaf_ports pods, and pods need lev
   CHECK_THROWS_WITH_AS(load_fabric(4, 1, "  kind: fat_tree\n  leaf_ports: 4\n  pod_leaves: 2\n"),
                        doctest::Contains("pods exist only in a three-level fabric"),
                        cs::InputError);
+}
+
+TEST_CASE("three levels: NIC-to-NIC routes go up only as far as needed, spread over spines and cores") {
+  // The 8-server tree above: n0-n1 share leaf0, n0-n3 share pod 0, n0-n7 cross pods. Up-down
+  // paths: same leaf 2 hops (NIC-leaf-NIC), same pod 4, across pods 6 (through a core).
+  const Cluster c = load_fabric(8, 1, "  kind: fat_tree\n  leaf_ports: 4\n  levels: 3\n");
+  const ClusterGraph graph(c);
+  auto nic = [&](int server) { return c.find_node("n" + std::to_string(server) + "/nic0"); };
+  std::map<int, int> hops_to;  // server -> hops from n0
+  std::set<std::string> cores_used;
+  for (int src = 0; src < 8; ++src) {
+    for (int dst = 0; dst < 8; ++dst) {
+      if (src == dst) continue;
+      const Route r = graph.route(nic(src), nic(dst));
+      // A chain from src to dst.
+      REQUIRE(!r.channels.empty());
+      CHECK(graph.channel(r.channels.front()).from == nic(src));
+      CHECK(graph.channel(r.channels.back()).to == nic(dst));
+      for (std::size_t k = 1; k < r.channels.size(); ++k) {
+        CHECK(graph.channel(r.channels[k]).from == graph.channel(r.channels[k - 1]).to);
+      }
+      if (src == 0) hops_to[dst] = r.hops();
+      for (ChannelId ch : r.channels) {
+        const std::string& name = name_of(c, graph.channel(ch).to);
+        if (name.rfind("core", 0) == 0) cores_used.insert(name);
+      }
+    }
+  }
+  CHECK(hops_to == std::map<int, int>{{1, 2}, {2, 4}, {3, 4}, {4, 6}, {5, 6}, {6, 6}, {7, 6}});
+  CHECK(cores_used == std::set<std::string>{"core0", "core1"});
 }

@@ -1,0 +1,127 @@
+// FabricRoutes: the lookup tables of a generated three-level fabric and its up-down routes.
+#include "topology/fabric_routes.hpp"
+
+#include <algorithm>
+
+namespace cs::topo {
+namespace {
+
+// SplitMix64's finalizer (as graph.cpp's): a new well-mixed value per choice.
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+FabricRoutes::FabricRoutes(const Cluster& cluster) {
+  const FabricInfo& f = cluster.fabric;
+  if (f.levels != 3 || f.pods < 2) return;
+  const std::size_t nodes = cluster.nodes.size();
+  std::vector<int> level(nodes, 0);  // 1 leaf, 2 spine, 3 core
+  for (int v : f.leaves) level[static_cast<std::size_t>(v)] = 1;
+  for (int v : f.spines) level[static_cast<std::size_t>(v)] = 2;
+  for (int v : f.cores) level[static_cast<std::size_t>(v)] = 3;
+  for (std::size_t v = 0; v < nodes; ++v) {  // a switch the file added by hand: search instead
+    if (cluster.nodes[v].server < 0 && level[v] == 0) return;
+  }
+  pod_.assign(nodes, -1);
+  nic_leaf_.assign(nodes, Hop{});
+  above_.assign(nodes, {});
+  below_.assign(nodes, {});
+  for (std::size_t l = 0; l < cluster.links.size(); ++l) {
+    const Link& link = cluster.links[l];
+    int a = link.a;
+    int b = link.b;
+    auto up = static_cast<std::int32_t>(2 * l);  // a -> b
+    auto down = up + 1;
+    const int la = level[static_cast<std::size_t>(a)];
+    const int lb = level[static_cast<std::size_t>(b)];
+    if (la == 0 && lb == 0) continue;  // inside a server
+    if (la > lb) {
+      std::swap(a, b);
+      std::swap(up, down);
+    }
+    const int low = std::min(la, lb);
+    const int high = std::max(la, lb);
+    const Node& lower = cluster.nodes[static_cast<std::size_t>(a)];
+    if (low == 0) {  // only NIC -> leaf, one leaf per NIC
+      if (lower.kind != NodeKind::nic || high != 1 ||
+          nic_leaf_[static_cast<std::size_t>(a)].node >= 0)
+        return;
+      nic_leaf_[static_cast<std::size_t>(a)] = Hop{b, up, down};
+    } else if (high == low + 1) {
+      above_[static_cast<std::size_t>(a)].push_back(Hop{b, up, down});
+    } else {
+      return;  // a link that skips a level: not the generator's
+    }
+  }
+  // Pods: a leaf's pod is that of its spines; spines are numbered pod by pod (fabric.cpp).
+  const std::size_t per_pod = f.spines.size() / static_cast<std::size_t>(f.pods);
+  if (per_pod == 0 || per_pod * static_cast<std::size_t>(f.pods) != f.spines.size()) return;
+  for (std::size_t s = 0; s < f.spines.size(); ++s) {
+    pod_[static_cast<std::size_t>(f.spines[s])] = static_cast<int>(s / per_pod);
+  }
+  for (int leaf : f.leaves) {
+    const auto& spines = above_[static_cast<std::size_t>(leaf)];
+    if (spines.size() != per_pod) return;  // every leaf meets every spine of its pod
+    const int pod = pod_[static_cast<std::size_t>(spines.front().node)];
+    for (const Hop& h : spines) {
+      if (pod_[static_cast<std::size_t>(h.node)] != pod) return;
+    }
+    pod_[static_cast<std::size_t>(leaf)] = pod;
+  }
+  // A core meets spine j of every pod, exactly one per pod.
+  for (int spine : f.spines) {
+    for (const Hop& h : above_[static_cast<std::size_t>(spine)]) {
+      auto& below = below_[static_cast<std::size_t>(h.node)];
+      if (below.empty()) below.assign(static_cast<std::size_t>(f.pods), Hop{});
+      Hop& slot = below[static_cast<std::size_t>(pod_[static_cast<std::size_t>(spine)])];
+      if (slot.node >= 0) return;
+      slot = Hop{spine, h.up, h.down};  // down: core -> spine
+    }
+  }
+  for (int core : f.cores) {
+    for (const Hop& h : below_[static_cast<std::size_t>(core)]) {
+      if (h.node < 0) return;
+    }
+  }
+  usable_ = true;
+}
+
+std::optional<std::vector<std::int32_t>> FabricRoutes::route(int src, int dst,
+                                                             std::uint64_t hash) const {
+  if (!usable_) return std::nullopt;
+  const Hop& a = nic_leaf_[static_cast<std::size_t>(src)];
+  const Hop& b = nic_leaf_[static_cast<std::size_t>(dst)];
+  if (a.node < 0 || b.node < 0) return std::nullopt;
+  std::vector<std::int32_t> out{a.up};
+  // The leaf-to-NIC hop back down: channel `down` of the NIC's own link.
+  if (a.node != b.node) {
+    const auto& spines = above_[static_cast<std::size_t>(a.node)];
+    const Hop& s = spines[mix(hash ^ 1) % spines.size()];
+    out.push_back(s.up);
+    const int pod_b = pod_[static_cast<std::size_t>(b.node)];
+    int spine_b = s.node;
+    if (pod_[static_cast<std::size_t>(s.node)] != pod_b) {
+      const auto& cores = above_[static_cast<std::size_t>(s.node)];
+      const Hop& c = cores[mix(hash ^ 2) % cores.size()];
+      out.push_back(c.up);
+      const Hop& down = below_[static_cast<std::size_t>(c.node)][static_cast<std::size_t>(pod_b)];
+      out.push_back(down.down);
+      spine_b = down.node;
+    }
+    // The leaf's hop to spine_b, walked down.
+    const auto& leaf_b = above_[static_cast<std::size_t>(b.node)];
+    const auto it =
+        std::find_if(leaf_b.begin(), leaf_b.end(), [&](const Hop& h) { return h.node == spine_b; });
+    if (it == leaf_b.end()) return std::nullopt;
+    out.push_back(it->down);
+  }
+  out.push_back(b.down);
+  return out;
+}
+
+}  // namespace cs::topo
