@@ -193,34 +193,46 @@ void build_three_levels(const spec::FabricSpec& fabric, const Layer& leaves,
     p.uplinks.push_back(leaves.uplinks[k]);
   }
   info.pods = static_cast<int>(pods);
-  // Spines per pod: as many as the fullest pod needs (`spines` overrides), the same in every pod
-  // so that core group j meets spine j of each.
+  // Spines per pod: as many as the fullest pod needs (`spines` overrides), numbered alike in every
+  // pod so that core group j meets spine j of each. A pod with fewer uplinks than that (the last,
+  // partly filled) gets one spine per uplink, so that no spine stands unconnected.
   long long needed = 0;
-  long long narrowest = 0;  // the fewest uplinks of a leaf that must reach every pod spine
+  long long widest = 0;  // the most uplinks of a leaf: a full leaf must reach every pod spine
   for (const Layer& p : pod) {
-    long long widest = 0;
+    long long most = 0;
     long long total_up = 0;
-    needed = std::max(needed, upper_count(p, spine_down, 0, widest, total_up));
-    narrowest = narrowest == 0 ? widest : std::min(narrowest, widest);
+    needed = std::max(needed, upper_count(p, spine_down, 0, most, total_up));
+    widest = std::max(widest, most);
   }
   const long long spines = fabric.spines > 0 ? fabric.spines : needed;
   if (spines < needed) {
     throw InputError(fabric.spines_loc, "spines",
                      std::to_string(spines) + " spines per pod of " + std::to_string(spine_down) +
-                         " down ports cannot take a pod's leaf " + "uplinks; valid: at least " +
+                         " down ports cannot take a pod's leaf uplinks; valid: at least " +
                          std::to_string(needed));
   }
-  if (spines > narrowest) {
-    const std::string key = fabric.spines > 0 ? "spines" : "pod_leaves";
-    throw InputError(fabric.spines > 0 ? fabric.spines_loc : fabric.pod_leaves_loc, key,
-                     std::to_string(spines) + " spines per pod, but a pod's leaf has " +
-                         std::to_string(narrowest) +
-                         " uplinks, so it could not reach every spine of its pod; valid: at most " +
+  if (spines > widest) {
+    if (fabric.spines > 0) {
+      throw InputError(fabric.spines_loc, "spines",
+                       std::to_string(spines) + " spines per pod, but a leaf has at most " +
+                           std::to_string(widest) +
+                           " uplinks, so leaves could not reach every spine of their pod; valid: "
+                           "at most " +
+                           std::to_string(widest));
+    }
+    throw InputError(fabric.pod_leaves_loc, "pod_leaves",
+                     "pods of " + std::to_string(pod_leaves) + " leaves need " +
+                         std::to_string(spines) + " spines, more than a leaf's " +
+                         std::to_string(widest) + " uplinks reach; valid: at most " +
                          std::to_string(spine_down) + " leaves per pod");
   }
   std::vector<Layer> groups(static_cast<std::size_t>(spines));  // spine j of every pod
   for (const Layer& p : pod) {
-    const Layer joined = join_layer(fabric, p, spines, "spine", info.spines.size(), builder);
+    long long most = 0;
+    long long total_up = 0;
+    upper_count(p, spine_down, 0, most, total_up);
+    const Layer joined =
+        join_layer(fabric, p, std::min(spines, total_up), "spine", info.spines.size(), builder);
     for (std::size_t j = 0; j < joined.nodes.size(); ++j) {
       info.spines.push_back(joined.nodes[j]);
       groups[j].nodes.push_back(joined.nodes[j]);
@@ -231,12 +243,10 @@ void build_three_levels(const spec::FabricSpec& fabric, const Layer& leaves,
   info.levels = 3;
   if (pods == 1) return;  // one pod: its spines carry all traffic
   for (const Layer& group : groups) {
-    long long widest = 0;
+    long long most = 0;
     long long total_up = 0;
-    const long long cores = upper_count(group, ports, 0, widest, total_up);
-    long long thinnest = widest;
-    for (long long u : group.uplinks) thinnest = std::min(thinnest, u);
-    if (cores > thinnest) {
+    const long long cores = upper_count(group, ports, 0, most, total_up);
+    if (cores > most) {  // as two levels: the full spines must reach every core of the group
       throw InputError(fabric.leaf_ports_loc, "leaf_ports",
                        std::to_string(pods) + " pods of " + std::to_string(pod_leaves) +
                            " leaves are more than one core layer of " + std::to_string(ports) +

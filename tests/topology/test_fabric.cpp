@@ -296,7 +296,8 @@ TEST_CASE("a three-level fabric holds at most leaf_ports pods, and pods need lev
                        cs::InputError);
 }
 
-TEST_CASE("three levels: NIC-to-NIC routes go up only as far as needed, spread over spines and cores") {
+TEST_CASE(
+    "three levels: NIC-to-NIC routes go up only as far as needed, spread over spines and cores") {
   // The 8-server tree above: n0-n1 share leaf0, n0-n3 share pod 0, n0-n7 cross pods. Up-down
   // paths: same leaf 2 hops (NIC-leaf-NIC), same pod 4, across pods 6 (through a core).
   const Cluster c = load_fabric(8, 1, "  kind: fat_tree\n  leaf_ports: 4\n  levels: 3\n");
@@ -324,4 +325,19 @@ TEST_CASE("three levels: NIC-to-NIC routes go up only as far as needed, spread o
   }
   CHECK(hops_to == std::map<int, int>{{1, 2}, {2, 4}, {3, 4}, {4, 6}, {5, 6}, {6, 6}, {7, 6}});
   CHECK(cores_used == std::set<std::string>{"core0", "core1"});
+}
+
+TEST_CASE(
+    "three levels with a partly filled last pod: one spine per uplink there, still connected") {
+  // 9 servers x 1 NIC, 4-port switches: leaves of 2, 2, 2, 2, 1 NICs with 2, 2, 2, 2, 1 uplinks;
+  // pods {leaf0, leaf1}, {leaf2, leaf3}, {leaf4}. Full pods: 4 uplinks -> 2 spines; the last pod
+  // has 1 uplink -> 1 spine (spine4). Core group 0 = spines 0, 2, 4 with 2 + 2 + 1 uplinks -> 2
+  // cores; group 1 = spines 1, 3 with 4 -> 1 core.
+  const Cluster c = load_fabric(9, 1, "  kind: fat_tree\n  leaf_ports: 4\n  levels: 3\n");
+  CHECK(c.fabric.pods == 3);
+  CHECK(c.fabric.spines.size() == 5);
+  CHECK(c.fabric.cores.size() == 3);
+  const ClusterGraph graph(c);
+  CHECK(graph.gpus_connected());
+  CHECK(graph.route(c.find_node("n0/nic0"), c.find_node("n8/nic0")).hops() == 6);
 }
