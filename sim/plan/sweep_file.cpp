@@ -57,8 +57,6 @@ bool numeric_axis(const std::string& name) {
 
 namespace {
 
-constexpr std::size_t kMaxPoints = 10'000'000;
-
 std::uint64_t fnv1a(const std::string& bytes) {
   std::uint64_t h = 14695981039346656037ULL;
   for (unsigned char c : bytes) {

@@ -14,6 +14,9 @@
 
 namespace cs::plan {
 
+// The most points one sweep may have: a sweep file's axes and a shard file's point count.
+inline constexpr std::size_t kMaxPoints = 10'000'000;
+
 enum class SweepCommand { ddp, coll, plan };
 const char* to_string(SweepCommand command);
 

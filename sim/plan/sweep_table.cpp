@@ -2,12 +2,15 @@
 
 #include <atomic>
 #include <exception>
+#include <limits>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 
 #include "core/error.hpp"
+#include "plan/sweep_file.hpp"
 
 namespace cs::plan {
 
@@ -21,6 +24,22 @@ std::string csv_cell(const std::string& text) {
 }
 
 constexpr const char* kShardFormat = "clustersim-sweep-shard-v1";
+
+// --shard K/N takes an int.
+constexpr long long kMaxShards = std::numeric_limits<int>::max();
+
+// A count or index of a shard file: an integer from lo to hi, checked before it sizes a table
+// (nlohmann_json's get<int> would cast a fraction, and 1e300 is undefined behaviour).
+long long shard_integer(const nlohmann::json& j, const std::string& key, long long lo, long long hi,
+                        const std::string& path) {
+  const nlohmann::json& v = j.at(key);
+  if (!v.is_number_integer() || v.get<long long>() < lo || v.get<long long>() > hi) {
+    throw InputError(SourceLoc{path, 0}, key,
+                     v.dump() + " is not an integer from " + std::to_string(lo) + " to " +
+                         std::to_string(hi) + " (a damaged shard file)");
+  }
+  return v.get<long long>();
+}
 
 }  // namespace
 
@@ -79,7 +98,8 @@ std::string shard_text(const SweepTable& table, const Shard& shard) {
 SweepTable merge_shards(const std::vector<std::pair<std::string, std::string>>& files) {
   SweepTable table;
   std::vector<bool> filled;
-  std::vector<std::string> shard_file;
+  // By shard index: a file may claim any of 2^31 shards, so only those given are stored.
+  std::map<int, std::string> shard_file;
   std::string sweep;
   int n = 0;
   for (const auto& [path, text] : files) {
@@ -89,34 +109,43 @@ SweepTable merge_shards(const std::vector<std::pair<std::string, std::string>>& 
     } catch (const nlohmann::json::exception&) {
       throw InputError(path + ": not a sweep shard file (clustersim sweep --shard writes them)");
     }
-    if (!j.is_object() || j.value("format", "") != kShardFormat) {
+    // The format compared as JSON: value("format", "") throws when it is not a string.
+    if (!j.is_object() || j.value("format", nlohmann::json()) != kShardFormat) {
       throw InputError(path + ": not a sweep shard file (clustersim sweep --shard writes them)");
     }
     try {
-      const int k = j.at("shard").get<int>();
+      const auto k = static_cast<int>(shard_integer(j, "shard", 0, kMaxShards, path));
       if (shard_file.empty()) {
         sweep = j.at("sweep").get<std::string>();
-        n = j.at("shards").get<int>();
-        const auto points = j.at("points").get<std::size_t>();
+        n = static_cast<int>(shard_integer(j, "shards", 1, kMaxShards, path));
+        const auto points = static_cast<std::size_t>(
+            shard_integer(j, "points", 0, static_cast<long long>(kMaxPoints), path));
         table.columns = j.at("columns").get<std::vector<std::string>>();
         table.numeric = j.at("numeric").get<std::vector<bool>>();
+        if (table.numeric.size() != table.columns.size()) {
+          throw InputError(SourceLoc{path, 0}, "numeric",
+                           std::to_string(table.numeric.size()) + " flags for " +
+                               std::to_string(table.columns.size()) +
+                               " columns (a damaged shard file)");
+        }
         table.rows.assign(points, {});
         filled.assign(points, false);
-        shard_file.assign(static_cast<std::size_t>(n), "");
-      } else if (j.at("sweep").get<std::string>() != sweep || j.at("shards").get<int>() != n) {
+      } else if (j.at("sweep").get<std::string>() != sweep ||
+                 shard_integer(j, "shards", 1, kMaxShards, path) != n) {
         throw InputError(path + ": a shard of another sweep (or of another split) than " +
                          files.front().first);
       }
       if (k < 0 || k >= n)
         throw InputError(path + ": shard " + std::to_string(k) + " of " + std::to_string(n) +
                          " is out of range");
-      if (!shard_file[static_cast<std::size_t>(k)].empty()) {
+      if (shard_file.count(k) != 0) {
         throw InputError(path + ": shard " + std::to_string(k) + "/" + std::to_string(n) +
-                         " is also in " + shard_file[static_cast<std::size_t>(k)]);
+                         " is also in " + shard_file[k]);
       }
-      shard_file[static_cast<std::size_t>(k)] = path;
+      shard_file[k] = path;
       for (const auto& row : j.at("rows")) {
-        const auto point = row.at("point").get<std::size_t>();
+        const auto point = static_cast<std::size_t>(
+            shard_integer(row, "point", 0, static_cast<long long>(kMaxPoints), path));
         auto cells = row.at("cells").get<std::vector<std::string>>();
         if (point >= table.rows.size() || filled[point] || cells.size() != table.columns.size()) {
           throw InputError(path + ": point " + std::to_string(point) + " does not belong here");
@@ -128,8 +157,8 @@ SweepTable merge_shards(const std::vector<std::pair<std::string, std::string>>& 
       throw InputError(path + ": a damaged shard file (" + e.what() + ")");
     }
   }
-  for (std::size_t k = 0; k < shard_file.size(); ++k) {
-    if (shard_file[k].empty()) {
+  for (int k = 0; k < n; ++k) {  // stops at the first missing, at most one past the files
+    if (shard_file.count(k) == 0) {
       throw InputError("--merge: shard " + std::to_string(k) + "/" + std::to_string(n) +
                        " is missing");
     }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Seeds each fuzz target's corpus folder under $1 (default build-fuzz/corpus) with the files the
 # repository ships and tests: topologies, models, sweeps, flows, calibration and measurement files,
-# published sets, and the inputs of earlier findings (tests/data/fuzz/<target>/). Copies only: the
-# fuzzer adds what it finds to these folders, never to the sources.
+# published sets, a hand-written pair of sweep shard files (seeds/), and the inputs of earlier
+# findings (tests/data/fuzz/<target>/). Copies only: the fuzzer adds what it finds to these
+# folders, never to the sources.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-build-fuzz/corpus}
@@ -30,6 +31,8 @@ seed fuzz_measurements calibrate/data/h100x1/launch.json calibrate/data/h100x1-r
 seed fuzz_model models/*.yaml tests/data/models/*.yaml tests/data/fuzz/fuzz_model/*
 seed fuzz_sweep sim/plan/examples/*.yaml tests/data/sweep/*.yaml tests/data/fuzz/fuzz_sweep/*
 seed fuzz_published calibrate/published/*.yaml tests/data/fuzz/fuzz_published/*
+# Shard files are written by a sweep run, none is shipped: a hand-written pair of shards.
+seed fuzz_shards tests/fuzz/seeds/fuzz_shards/* tests/data/fuzz/fuzz_shards/*
 for d in "$out"/*/; do
   echo "seed: $(ls "$d" | wc -l) files in $d"
 done
