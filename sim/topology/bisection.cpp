@@ -39,16 +39,20 @@ double max_flow_Bps(const Cluster& cluster, const std::vector<int>& side, int fr
   const std::size_t source = n;
   const std::size_t sink = n + 1;
   FlowGraph g(n + 2);
-  std::int64_t unlimited = 1;  // more than every link together: never the bottleneck
+  // A GPU's arc from the source (to the sink) carries at most what its own links do, so their
+  // sum is never the bottleneck. A bound per GPU, not one above every link together: with
+  // 131,072 GPUs the total passes 2^63 B/s, and push-relabel adds arcs' flows into one excess.
+  std::vector<std::int64_t> own_links(n, 1);
   for (const Link& link : cluster.links) {
     const std::int64_t capacity = to_capacity(link.bandwidth_Bps);
-    unlimited += 2 * capacity;
+    own_links[static_cast<std::size_t>(link.a)] += capacity;
+    own_links[static_cast<std::size_t>(link.b)] += capacity;
     add_arc(g, static_cast<std::size_t>(link.a), static_cast<std::size_t>(link.b), capacity);
     add_arc(g, static_cast<std::size_t>(link.b), static_cast<std::size_t>(link.a), capacity);
   }
   for (std::size_t v = 0; v < n; ++v) {
-    if (side[v] == from_side) add_arc(g, source, v, unlimited);
-    if (side[v] == 1 - from_side) add_arc(g, v, sink, unlimited);
+    if (side[v] == from_side) add_arc(g, source, v, own_links[v]);
+    if (side[v] == 1 - from_side) add_arc(g, v, sink, own_links[v]);
   }
   return static_cast<double>(boost::push_relabel_max_flow(g, source, sink));
 }
