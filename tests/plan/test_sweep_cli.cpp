@@ -60,8 +60,9 @@ TEST_CASE("clustersim sweep: threads, shards and MPI ranks write the same bytes"
   fs::remove(merged);
 
 #ifndef CLUSTERSIM_HAVE_MPI
-  MESSAGE("clustersim was built without MPI (CLUSTERSIM_MPI=OFF or no OpenMPI): the MPI run is "
-          "not checked here");
+  MESSAGE(
+      "clustersim was built without MPI (CLUSTERSIM_MPI=OFF or no OpenMPI): the MPI run is "
+      "not checked here");
   return;
 #endif
   if (sh("command -v mpirun").status != 0) {
