@@ -46,8 +46,7 @@ coll::CollectiveCall allreduce_1GiB() {
 }
 
 // Communicator built inside the loop: layout, channel search, routes and paths, then the flows.
-void BM_AllReduce1GiB_PlanAndSimulate(benchmark::State& state) {
-  const Fixture f(static_cast<int>(state.range(0)));
+void plan_and_simulate(benchmark::State& state, const Fixture& f) {
   const coll::NcclParams params = coll::nccl_priors(coll::GpuArch::hopper);
   coll::CollectiveResult r;
   for (auto _ : state) {
@@ -59,6 +58,10 @@ void BM_AllReduce1GiB_PlanAndSimulate(benchmark::State& state) {
   state.counters["flows"] = r.flows;
   state.counters["sim_time_us"] = r.time_us();
   state.counters["peak_rss_MB"] = peak_rss_MB();
+}
+
+void BM_AllReduce1GiB_PlanAndSimulate(benchmark::State& state) {
+  plan_and_simulate(state, Fixture(static_cast<int>(state.range(0))));
 }
 
 // The same call again on a communicator whose paths are cached (a training loop's steady state).
@@ -80,19 +83,8 @@ void BM_AllReduce1GiB_SimulateOnly(benchmark::State& state) {
 // RoCE (131,072 GPUs). Plan and simulate, on a loaded topology (`coll` adds the load:
 // bench_topology).
 void BM_AllReduce1GiB_ThreeLevel(benchmark::State& state) {
-  const Fixture f(state.range(0) == 0 ? "dgx-h100-2048node-superpod.yaml"
-                                      : "dgx-h100-16384node-roce.yaml");
-  const coll::NcclParams params = coll::nccl_priors(coll::GpuArch::hopper);
-  coll::CollectiveResult r;
-  for (auto _ : state) {
-    coll::Communicator comm(f.graph, f.ranks, params);
-    r = coll::simulate_alone(comm, allreduce_1GiB(), coll::Fidelity::flow);
-    benchmark::DoNotOptimize(r);
-  }
-  state.counters["gpus"] = static_cast<double>(f.ranks.size());
-  state.counters["flows"] = r.flows;
-  state.counters["sim_time_us"] = r.time_us();
-  state.counters["peak_rss_MB"] = peak_rss_MB();
+  plan_and_simulate(state, Fixture(state.range(0) == 0 ? "dgx-h100-2048node-superpod.yaml"
+                                                       : "dgx-h100-16384node-roce.yaml"));
 }
 
 }  // namespace

@@ -3,18 +3,9 @@
 
 #include <algorithm>
 
+#include "core/hash_mix.hpp"
+
 namespace cs::topo {
-namespace {
-
-// SplitMix64's finalizer (as graph.cpp's): a new well-mixed value per choice.
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
-
-}  // namespace
 
 FabricRoutes::FabricRoutes(const Cluster& cluster) {
   const FabricInfo& f = cluster.fabric;
@@ -101,13 +92,13 @@ std::optional<std::vector<std::int32_t>> FabricRoutes::route(int src, int dst,
   // The leaf-to-NIC hop back down: channel `down` of the NIC's own link.
   if (a.node != b.node) {
     const auto& spines = above_[static_cast<std::size_t>(a.node)];
-    const Hop& s = spines[mix(hash ^ 1) % spines.size()];
+    const Hop& s = spines[hash_mix(hash ^ 1) % spines.size()];
     out.push_back(s.up);
     const int pod_b = pod_[static_cast<std::size_t>(b.node)];
     int spine_b = s.node;
     if (pod_[static_cast<std::size_t>(s.node)] != pod_b) {
       const auto& cores = above_[static_cast<std::size_t>(s.node)];
-      const Hop& c = cores[mix(hash ^ 2) % cores.size()];
+      const Hop& c = cores[hash_mix(hash ^ 2) % cores.size()];
       out.push_back(c.up);
       const Hop& down = below_[static_cast<std::size_t>(c.node)][static_cast<std::size_t>(pod_b)];
       out.push_back(down.down);

@@ -3,8 +3,6 @@
 // by a hash of the pair).
 #include "topology/graph.hpp"
 
-#include "topology/fabric_routes.hpp"
-
 #include <algorithm>
 #include <boost/graph/adjacency_list.hpp>
 #include <cstdint>
@@ -12,6 +10,9 @@
 #include <string>
 #include <tuple>
 #include <utility>
+
+#include "core/hash_mix.hpp"
+#include "topology/fabric_routes.hpp"
 
 namespace cs::topo {
 namespace {
@@ -24,14 +25,6 @@ constexpr TimePs kUnreached = std::numeric_limits<TimePs>::max();
 constexpr int kNeverTransit = -2;
 // transit_server value of a fabric node (a switch outside every server): any route may cross it.
 constexpr int kFabric = -1;
-
-// SplitMix64's finalizer: a cheap, well-mixed hash, identical on every platform.
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
 
 }  // namespace
 
@@ -176,8 +169,8 @@ Route ClusterGraph::route(int src_node, int dst_node) const {
   // traffic never re-enters a host. Such an endpoint lends its server's interior to no route.
   const bool across = src.server != dst.server;
   if (across && src.kind == NodeKind::nic && dst.kind == NodeKind::nic) {
-    const std::uint64_t pair = mix(mix(static_cast<std::uint64_t>(src_node)) ^
-                                   (static_cast<std::uint64_t>(dst_node) << 32));
+    const std::uint64_t pair = hash_mix(hash_mix(static_cast<std::uint64_t>(src_node)) ^
+                                        (static_cast<std::uint64_t>(dst_node) << 32));
     if (auto channels = s.fabric_routes.route(src_node, dst_node, pair)) {
       result.channels = std::move(*channels);
       return finish_route(std::move(result));
@@ -235,8 +228,8 @@ Route ClusterGraph::route(int src_node, int dst_node) const {
       }
     }
     CS_ASSERT(!s.candidates.empty(), "no predecessor on a settled shortest path");
-    const std::uint64_t key = mix(mix(static_cast<std::uint64_t>(src_node)) ^
-                                  (static_cast<std::uint64_t>(dst_node) << 32) ^ hop);
+    const std::uint64_t key = hash_mix(hash_mix(static_cast<std::uint64_t>(src_node)) ^
+                                       (static_cast<std::uint64_t>(dst_node) << 32) ^ hop);
     const ChannelId chosen = s.candidates[key % s.candidates.size()];
     result.channels.push_back(chosen);
     v = channel(chosen).from;
