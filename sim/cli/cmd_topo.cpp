@@ -52,7 +52,9 @@ json summary_json(const topo::Cluster& cluster, const topo::TopologySummary& s) 
   out["network_switches"] = s.fabric_switches;
   if (!cluster.fabric.kind.empty()) {
     const topo::FabricInfo& f = cluster.fabric;
+    // Switch counts are totals over every plane.
     out["fabric"] = {{"kind", f.kind},
+                     {"planes", f.planes},
                      {"levels", f.levels},
                      {"leaves", f.leaves.size()},
                      {"spines", f.spines.size()},

@@ -158,12 +158,14 @@ CommLayout make_layout(RouteCache& routes, const std::vector<int>& ranks,
   if (!sample->nics.empty()) {
     double nic = 0;
     double nic_pcie = 0;
+    // A NIC with a port on each plane of a multi-plane fabric is one NCCL device of their summed
+    // speed (the NIC or its plugin balances the planes).
     for (const topo::Link* l : links_of(c, sample->nics.front())) {
       if (is_network(l->kind) && nic == 0) {
-        nic = nccl_link_GBps(*l, params);
         shape.net_step_latency_us = us_from_ps(l->step_latency);
         shape.net_plugin_latency_us = net_plugin_latency_us(l->kind);
       }
+      if (is_network(l->kind)) nic += nccl_link_GBps(*l, params);
       if (l->kind == LinkKind::pcie && nic_pcie == 0) nic_pcie = nccl_link_GBps(*l, params);
     }
     in.nic_GBps = nic;

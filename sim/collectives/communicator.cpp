@@ -81,12 +81,18 @@ int Communicator::channel_period() const {
   return 2 * period;
 }
 
-const ChannelList& Communicator::path(PathKind kind, int channel, int arg) {
+int Communicator::planes() const {
+  if (layout_.groups.size() < 2) return 1;
+  return std::max(1, routes_.graph().cluster().fabric.planes);
+}
+
+const ChannelList& Communicator::path(PathKind kind, int channel, int arg, int plane) {
   // NOLINTNEXTLINE(clang-analyzer-core.DivideZero): channel_period() is 1 or 2 x an lcm >= 1
   const int key_channel = kind == PathKind::nvls ? 0 : channel % channel_period();
-  const auto key = std::make_tuple(static_cast<int>(kind), key_channel, arg);
+  const auto key = std::make_tuple(static_cast<int>(kind), key_channel, arg, plane);
   auto it = paths_.find(key);
   if (it != paths_.end()) return it->second;
+  builder_.set_plane(plane);
   ChannelList list;
   switch (kind) {
     case PathKind::ring:
@@ -138,6 +144,23 @@ void Communicator::run(EventQueue& queue, net::NetworkModel& network, const Coll
   auto spec = [](const ChannelList& channels, double bytes, TimePs lat, double cap) {
     return net::FlowSpec{channels, bytes, lat, cap};
   };
+  // A multi-plane fabric spreads every NIC's traffic evenly over its planes (the NIC sprays
+  // packets, or software balances its per-plane ports): each flow that crosses servers becomes one
+  // flow per plane, each with its share of the bytes and of the rate cap.
+  const int planes = this->planes();
+  auto add = [&](Pass& out, PathKind kind, int c, int arg, double bytes, TimePs lat, double cap) {
+    for (int p = 0; p < planes; ++p) {
+      out.push_back(
+          spec(path(kind, c, arg, planes > 1 ? p : -1), bytes / planes, lat, cap / planes));
+    }
+  };
+  auto add_p2p = [&](Pass& out, int distance, int rail, double bytes, double cap) {
+    for (int p = 0; p < planes; ++p) {
+      builder_.set_plane(planes > 1 ? p : -1);
+      out.push_back(
+          spec(builder_.p2p_shift(distance, rail), bytes / planes, latency, cap / planes));
+    }
+  };
 
   if (n > 1) {
     Pass pass;
@@ -147,8 +170,7 @@ void Communicator::run(EventQueue& queue, net::NetworkModel& network, const Coll
     // Each send is striped over the rails of its GPU's own NICs (PathBuilder::p2p_shift).
     const int rails = builder_.rails();
     if (ch.p2p && call.op == Op::send_recv) {  // nccl-tests: every rank sends S to rank + 1
-      for (int r = 0; r < rails; ++r)
-        pass.push_back(spec(builder_.p2p_shift(1, 1 + r), S / rails, latency, p2p_cap_Bps / rails));
+      for (int r = 0; r < rails; ++r) add_p2p(pass, 1, 1 + r, S / rails, p2p_cap_Bps / rails);
       state->passes.push_back(std::move(pass));
     } else if (ch.p2p) {  // all-to-all: every rank sends S / n to every other rank at once
       int server_gpus = 0;
@@ -160,8 +182,8 @@ void Communicator::run(EventQueue& queue, net::NetworkModel& network, const Coll
           std::max(16, static_cast<int>(kAllToAllSends / (static_cast<double>(n) * rails)));
       for (const ShiftGroup& g : alltoall_shifts(n, server_gpus, kExactAllToAllRanks, groups)) {
         for (int r = 0; r < rails; ++r)
-          pass.push_back(spec(builder_.p2p_shift(g.distance, g.distance + r),
-                              g.weight * S / n / rails, latency, g.weight * p2p_cap_Bps / rails));
+          add_p2p(pass, g.distance, g.distance + r, g.weight * S / n / rails,
+                  g.weight * p2p_cap_Bps / rails);
       }
       state->passes.push_back(std::move(pass));
     } else {
@@ -180,19 +202,19 @@ void Communicator::run(EventQueue& queue, net::NetworkModel& network, const Coll
               per_channel_bus_Bps / (ring_misaligned_factor(call.op, proto, S, n, params_) *
                                      ring_pass_factor(call.op, proto, n, params_));
           for (int c = 0; c < ch.n_channels; ++c) {
-            const ChannelList& p =
-                pipeline ? path(PathKind::chain, c, call.root) : path(PathKind::ring, c, 0);
-            pass.push_back(spec(p, edge_bytes / nc, latency, cap_Bps));
+            add(pass, pipeline ? PathKind::chain : PathKind::ring, c, pipeline ? call.root : 0,
+                edge_bytes / nc, latency, cap_Bps);
           }
           break;
         }
         case Algo::tree:  // every tree edge carries the channel's share up and down
           for (int c = 0; c < ch.n_channels; ++c)
-            pass.push_back(spec(path(PathKind::tree, c, 0), S / nc, latency, per_channel_alg_Bps));
+            add(pass, PathKind::tree, c, 0, S / nc, latency, per_channel_alg_Bps);
           break;
         case Algo::nvls:  // every GPU sends its share to the switch and reads the sum back
           for (int c = 0; c < ch.n_channels; ++c)
-            pass.push_back(spec(path(PathKind::nvls, c, 0), S / nc, latency, per_channel_alg_Bps));
+            pass.push_back(
+                spec(path(PathKind::nvls, c, 0, -1), S / nc, latency, per_channel_alg_Bps));
           break;
         case Algo::pat: {
           // Bruck-style doubling, one pass per step: at step k every rank forwards
@@ -204,8 +226,7 @@ void Communicator::run(EventQueue& queue, net::NetworkModel& network, const Coll
             Pass step;
             const double blocks = std::min(d, n - d);
             for (int c = 0; c < ch.n_channels; ++c)
-              step.push_back(
-                  spec(path(PathKind::shift, c, d), blocks * S / n / nc, latency / steps, cap));
+              add(step, PathKind::shift, c, d, blocks * S / n / nc, latency / steps, cap);
             state->passes.push_back(std::move(step));
           }
           break;

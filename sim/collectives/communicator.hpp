@@ -60,14 +60,17 @@ class Communicator {
 
  private:
   enum class PathKind { ring, chain, tree, nvls, shift };
-  const ChannelList& path(PathKind kind, int channel, int arg);
+  // Channel `channel`'s path of `kind`, crossing the fabric on plane `plane` (-1: any).
+  const ChannelList& path(PathKind kind, int channel, int arg, int plane);
   int channel_period() const;
+  // Fabric planes a cross-server flow is split over (topo::FabricInfo::planes), else 1.
+  int planes() const;
 
   RouteCache routes_;
   NcclParams params_;
   CommLayout layout_;
   PathBuilder builder_;
-  std::map<std::tuple<int, int, int>, ChannelList> paths_;
+  std::map<std::tuple<int, int, int, int>, ChannelList> paths_;
 };
 
 enum class Fidelity { flow, analytical };

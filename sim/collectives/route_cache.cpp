@@ -57,21 +57,24 @@ RouteCache::RouteCache(const topo::ClusterGraph& graph) : graph_(graph) {
   }
 }
 
-CachedRoute RouteCache::query(int a, int b) {
+CachedRoute RouteCache::query(int a, int b, int plane) {
   ++graph_queries_;
-  const topo::Route r = graph_.route(a, b);
+  const topo::Route r = graph_.route(a, b, plane);
   return CachedRoute{r.channels, r.latency};
 }
 
-CachedRoute RouteCache::route(int a, int b) {
+CachedRoute RouteCache::route(int a, int b, int plane) {
   const topo::Cluster& c = graph_.cluster();
   const int sa = c.nodes[static_cast<std::size_t>(a)].server;
   const int sb = c.nodes[static_cast<std::size_t>(b)].server;
   if (sa >= 0 && sa == sb) return same_server(sa, a, b);
-  const std::uint64_t key = (static_cast<std::uint64_t>(a) << 32) |
+  // Node ids below 2^26 (a cluster of 67 million nodes) leave bits 58-63 for the plane + 1.
+  CS_ASSERT(a < (1 << 26) && plane < 63, "route cache key overflow");
+  const std::uint64_t key = (static_cast<std::uint64_t>(plane + 1) << 58) |
+                            (static_cast<std::uint64_t>(a) << 32) |
                             static_cast<std::uint64_t>(static_cast<std::uint32_t>(b));
   auto it = pair_routes_.find(key);
-  if (it == pair_routes_.end()) it = pair_routes_.emplace(key, query(a, b)).first;
+  if (it == pair_routes_.end()) it = pair_routes_.emplace(key, query(a, b, plane)).first;
   return it->second;
 }
 

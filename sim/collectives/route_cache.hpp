@@ -23,7 +23,8 @@ class RouteCache {
 
   const topo::ClusterGraph& graph() const { return graph_; }
   // The route from node a to node b; both must exist. Same-server pairs use the template cache.
-  CachedRoute route(int a, int b);
+  // `plane`: the fabric plane a route between servers keeps to (ClusterGraph::route), -1 any.
+  CachedRoute route(int a, int b, int plane = -1);
 
   // The GPU of a NIC's server nearest to it by route latency (ties: the GPU whose local index
   // equals the NIC's, as NIC i serves GPU i, then the first); -1 for a server without GPUs.
@@ -43,7 +44,7 @@ class RouteCache {
                             std::uint64_t z);
   CachedRoute same_server(int server, int a, int b);
   int nearest(int node, bool want_gpu);
-  CachedRoute query(int a, int b);
+  CachedRoute query(int a, int b, int plane = -1);
 
   const topo::ClusterGraph& graph_;
   std::vector<int> local_id_;        // per node: interned local name, -1 for fabric nodes
@@ -55,7 +56,7 @@ class RouteCache {
   std::unordered_map<std::uint64_t, int> node_by_local_;  // (server, local id) -> node
   std::unordered_map<std::uint64_t, int> link_by_key_;    // (server, a, b, ordinal) -> link
   std::unordered_map<std::uint64_t, CachedRoute> template_routes_;  // (template, a, b)
-  std::unordered_map<std::uint64_t, CachedRoute> pair_routes_;      // (a, b) across servers
+  std::unordered_map<std::uint64_t, CachedRoute> pair_routes_;      // (plane, a, b) across servers
   std::uint64_t graph_queries_ = 0;
 };
 

@@ -111,7 +111,8 @@ void PathBuilder::append_gpu_to_nic(ChannelList& out, int gpu, int nic) {
 void PathBuilder::append_across(ChannelList& out, int from_gpu, int to_gpu, int nic_from,
                                 int nic_to) {
   append_gpu_to_nic(out, from_gpu, nic_from);
-  append_route(out, nic_from, nic_to);
+  const CachedRoute r = routes_.route(nic_from, nic_to, plane_);
+  out.insert(out.end(), r.channels.begin(), r.channels.end());
   append_route(out, nic_to, to_gpu);
 }
 

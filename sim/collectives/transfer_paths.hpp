@@ -42,6 +42,9 @@ class PathBuilder {
   ChannelList p2p_shift(int distance, int rail);
   // The most NICs of its own that a communicator GPU has (at least 1).
   int rails() const { return rails_; }
+  // The fabric plane that paths built from now on take between servers (multi-plane fabrics:
+  // topo::FabricInfo::planes); -1, the default, leaves it to the route's tie-break.
+  void set_plane(int plane) { plane_ = plane; }
 
   // The tree parent of node `rank` of `n` in NCCL's double binary tree `which` (0 or 1); -1 root.
   static int dtree_parent(int rank, int n, int which);
@@ -67,6 +70,7 @@ class PathBuilder {
   std::unordered_map<long long, int> entry_cache_;      // (group, nic) -> entry GPU
   std::unordered_map<int, std::vector<int>> own_nics_;  // GPU -> NICs nearest it
   int rails_ = 1;
+  int plane_ = -1;
   int own_nic(int gpu, int rail);
   // Every rank i to rank (i + distance) mod n, leaving and entering servers through nic_of(gpu).
   ChannelList shift_through(int distance, const std::function<int(int)>& nic_of);

@@ -97,6 +97,10 @@ struct FabricInfo {
   std::vector<int> cores;       // node indices of core switches (three-level fabrics), in order
   int levels = 0;               // switch levels built: 1 (one switch or leaf), 2 or 3
   int pods = 0;                 // three-level fabrics: leaf-and-spine pods joined by the cores
+  // Multi-plane fabrics: `planes` identical copies of the switches, each NIC with one port on
+  // every plane; leaves, spines and cores above list plane 0's first, then plane 1's, ...
+  // (equal counts per plane); `pods` counts one plane's.
+  int planes = 1;
 };
 
 // A server template's rental price: what `clustersim plan` charges per server and hour. From the

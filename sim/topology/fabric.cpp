@@ -62,7 +62,8 @@ struct Layer {
 // leaves of `down` ports in order. A leaf with `a` NICs gets ceil(a / oversubscription) uplinks
 // (at most its free ports), so every leaf keeps the down:up ratio.
 Layer build_leaves(const spec::FabricSpec& fabric, const std::vector<std::vector<int>>& nic_groups,
-                   ClusterBuilder& builder, std::vector<long long>& rail_index) {
+                   const std::string& prefix, ClusterBuilder& builder,
+                   std::vector<long long>& rail_index) {
   const int ports = fabric.leaf_ports;
   const double ov = fabric.oversubscription;
   // 1e-9 absorbs rounding in ports * ov / (ov + 1) when the division is exact (64, 1 -> 32).
@@ -82,7 +83,8 @@ Layer build_leaves(const spec::FabricSpec& fabric, const std::vector<std::vector
     long long index = 0;  // the leaf's place within its group (its rail)
     for (std::size_t first = 0; first < group.size(); first += static_cast<std::size_t>(down)) {
       const std::size_t last = std::min(group.size(), first + static_cast<std::size_t>(down));
-      const int leaf = add_switch(builder, "leaf" + std::to_string(info.leaves.size()), fabric.loc);
+      const int leaf =
+          add_switch(builder, prefix + "leaf" + std::to_string(leaves.nodes.size()), fabric.loc);
       info.leaves.push_back(leaf);
       leaves.nodes.push_back(leaf);
       rail_index.push_back(index++);
@@ -138,7 +140,7 @@ Layer join_layer(const spec::FabricSpec& fabric, const Layer& lower, long long c
 
 // Two levels: one spine layer of `leaf_ports`-port switches over all leaves.
 void build_two_levels(const spec::FabricSpec& fabric, const Layer& leaves,
-                      ClusterBuilder& builder) {
+                      const std::string& prefix, ClusterBuilder& builder) {
   FabricInfo& info = builder.cluster().fabric;
   const int ports = fabric.leaf_ports;
   long long widest = 0;
@@ -168,7 +170,8 @@ void build_two_levels(const spec::FabricSpec& fabric, const Layer& leaves,
                          std::to_string(ports) +
                          " leaves); raise leaf_ports, or add levels: 3 for a third switch level");
   }
-  info.spines = join_layer(fabric, leaves, spines, "spine", 0, builder).nodes;
+  const Layer joined = join_layer(fabric, leaves, spines, prefix + "spine", 0, builder);
+  info.spines.insert(info.spines.end(), joined.nodes.begin(), joined.nodes.end());
   info.levels = 2;
 }
 
@@ -178,8 +181,10 @@ void build_two_levels(const spec::FabricSpec& fabric, const Layer& leaves,
 // servers' rails, as a DGX SuperPOD scalable unit does), so cross-rail traffic stays in the pod.
 void build_three_levels(const spec::FabricSpec& fabric, const Layer& leaves,
                         const std::vector<long long>& rail_index, int rails,
-                        ClusterBuilder& builder) {
+                        const std::string& prefix, ClusterBuilder& builder) {
   FabricInfo& info = builder.cluster().fabric;
+  const std::size_t spine_base = info.spines.size();  // earlier planes' switches
+  const std::size_t core_base = info.cores.size();
   const long long ports = fabric.leaf_ports;
   const long long spine_down = std::max(1LL, ports / 2);
   const long long pod_leaves = fabric.pod_leaves > 0 ? fabric.pod_leaves : spine_down;
@@ -231,8 +236,8 @@ void build_three_levels(const spec::FabricSpec& fabric, const Layer& leaves,
     long long most = 0;
     long long total_up = 0;
     upper_count(p, spine_down, 0, most, total_up);
-    const Layer joined =
-        join_layer(fabric, p, std::min(spines, total_up), "spine", info.spines.size(), builder);
+    const Layer joined = join_layer(fabric, p, std::min(spines, total_up), prefix + "spine",
+                                    info.spines.size() - spine_base, builder);
     for (std::size_t j = 0; j < joined.nodes.size(); ++j) {
       info.spines.push_back(joined.nodes[j]);
       groups[j].nodes.push_back(joined.nodes[j]);
@@ -253,48 +258,28 @@ void build_three_levels(const spec::FabricSpec& fabric, const Layer& leaves,
                            "-port switches can join (at most " + std::to_string(ports) +
                            " pods); raise leaf_ports (a fourth switch level is not generated)");
     }
-    const Layer joined = join_layer(fabric, group, cores, "core", info.cores.size(), builder);
+    const Layer joined =
+        join_layer(fabric, group, cores, prefix + "core", info.cores.size() - core_base, builder);
     info.cores.insert(info.cores.end(), joined.nodes.begin(), joined.nodes.end());
   }
 }
 
-}  // namespace
-
-void build_fabric(const spec::FabricSpec& fabric, ClusterBuilder& builder) {
-  if (fabric.kind == spec::FabricKind::none) return;
-  Cluster& cluster = builder.cluster();
-  check_every_server_has_nics(fabric, cluster);
-  FabricInfo& info = cluster.fabric;
-  info.kind = kind_name(fabric.kind);
-
+// One plane: the switches over every NIC (`groups`: all NICs, or one group per rail), with names
+// prefixed by `prefix` ("plane1." in a multi-plane fabric, else nothing).
+void build_plane(const spec::FabricSpec& fabric, const std::vector<std::vector<int>>& groups,
+                 const std::string& prefix, ClusterBuilder& builder) {
+  FabricInfo& info = builder.cluster().fabric;
   if (fabric.kind == spec::FabricKind::single_switch) {
-    const int sw = add_switch(builder, "switch", fabric.loc);
+    const int sw = add_switch(builder, prefix + "switch", fabric.loc);
     info.leaves.push_back(sw);
     info.levels = 1;
-    for (const auto& server : cluster.servers) {
-      for (int nic : server.nics) builder.add_link(nic, sw, fabric.port, fabric.loc);
+    for (const auto& group : groups) {
+      for (int nic : group) builder.add_link(nic, sw, fabric.port, fabric.loc);
     }
     return;
   }
-
-  info.leaf_ports = fabric.leaf_ports;
-  info.oversubscription = fabric.oversubscription;
-  std::vector<std::vector<int>> groups;
-  if (fabric.kind == spec::FabricKind::fat_tree) {
-    groups.emplace_back();
-    for (const auto& server : cluster.servers) {
-      groups[0].insert(groups[0].end(), server.nics.begin(), server.nics.end());
-    }
-  } else {
-    for (const auto& server : cluster.servers) {
-      if (server.nics.size() > groups.size()) groups.resize(server.nics.size());
-      for (std::size_t rail = 0; rail < server.nics.size(); ++rail) {
-        groups[rail].push_back(server.nics[rail]);
-      }
-    }
-  }
   std::vector<long long> rail_index;  // per leaf: its place within its NIC group
-  const Layer leaves = build_leaves(fabric, groups, builder, rail_index);
+  const Layer leaves = build_leaves(fabric, groups, prefix, builder, rail_index);
   if (leaves.nodes.size() == 1) {
     if (fabric.spines > 0) {
       throw InputError(fabric.spines_loc, "spines",
@@ -307,9 +292,43 @@ void build_fabric(const spec::FabricSpec& fabric, ClusterBuilder& builder) {
   if (fabric.levels == 3) {
     const int rails =
         fabric.kind == spec::FabricKind::rail_optimized ? static_cast<int>(groups.size()) : 1;
-    build_three_levels(fabric, leaves, rail_index, rails, builder);
+    build_three_levels(fabric, leaves, rail_index, rails, prefix, builder);
   } else {
-    build_two_levels(fabric, leaves, builder);
+    build_two_levels(fabric, leaves, prefix, builder);
+  }
+}
+
+}  // namespace
+
+void build_fabric(const spec::FabricSpec& fabric, ClusterBuilder& builder) {
+  if (fabric.kind == spec::FabricKind::none) return;
+  Cluster& cluster = builder.cluster();
+  check_every_server_has_nics(fabric, cluster);
+  FabricInfo& info = cluster.fabric;
+  info.kind = kind_name(fabric.kind);
+  info.planes = fabric.planes;
+  if (fabric.kind != spec::FabricKind::single_switch) {
+    info.leaf_ports = fabric.leaf_ports;
+    info.oversubscription = fabric.oversubscription;
+  }
+  std::vector<std::vector<int>> groups;
+  if (fabric.kind == spec::FabricKind::rail_optimized) {
+    for (const auto& server : cluster.servers) {
+      if (server.nics.size() > groups.size()) groups.resize(server.nics.size());
+      for (std::size_t rail = 0; rail < server.nics.size(); ++rail) {
+        groups[rail].push_back(server.nics[rail]);
+      }
+    }
+  } else {
+    groups.emplace_back();
+    for (const auto& server : cluster.servers) {
+      groups[0].insert(groups[0].end(), server.nics.begin(), server.nics.end());
+    }
+  }
+  // Planes are identical: plane p gives every NIC its port p, on its own switches.
+  for (int p = 0; p < fabric.planes; ++p) {
+    build_plane(fabric, groups, fabric.planes > 1 ? "plane" + std::to_string(p) + "." : "",
+                builder);
   }
 }
 

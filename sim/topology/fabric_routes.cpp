@@ -9,17 +9,29 @@ namespace cs::topo {
 
 FabricRoutes::FabricRoutes(const Cluster& cluster) {
   const FabricInfo& f = cluster.fabric;
-  if (f.levels != 3 || f.pods < 2) return;
+  if (f.levels != 3 || f.pods < 2 || f.planes < 1) return;
+  const auto planes = static_cast<std::size_t>(f.planes);
+  const auto pods = static_cast<std::size_t>(f.pods);  // per plane
+  if (f.leaves.size() % planes != 0 || f.spines.size() % (planes * pods) != 0) return;
   const std::size_t nodes = cluster.nodes.size();
   std::vector<int> level(nodes, 0);  // 1 leaf, 2 spine, 3 core
-  for (int v : f.leaves) level[static_cast<std::size_t>(v)] = 1;
-  for (int v : f.spines) level[static_cast<std::size_t>(v)] = 2;
-  for (int v : f.cores) level[static_cast<std::size_t>(v)] = 3;
+  std::vector<int> plane(nodes, -1);
+  // Switches are listed plane by plane, the same count in each (fabric.cpp).
+  auto mark = [&](const std::vector<int>& list, int lvl) {
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      level[static_cast<std::size_t>(list[i])] = lvl;
+      plane[static_cast<std::size_t>(list[i])] = static_cast<int>(i / (list.size() / planes));
+    }
+  };
+  mark(f.leaves, 1);
+  mark(f.spines, 2);
+  mark(f.cores, 3);
   for (std::size_t v = 0; v < nodes; ++v) {  // a switch the file added by hand: search instead
     if (cluster.nodes[v].server < 0 && level[v] == 0) return;
   }
+  planes_ = f.planes;
   pod_.assign(nodes, -1);
-  nic_leaf_.assign(nodes, Hop{});
+  nic_leaf_.assign(nodes * planes, Hop{});
   above_.assign(nodes, {});
   below_.assign(nodes, {});
   for (std::size_t l = 0; l < cluster.links.size(); ++l) {
@@ -38,22 +50,23 @@ FabricRoutes::FabricRoutes(const Cluster& cluster) {
     const int low = std::min(la, lb);
     const int high = std::max(la, lb);
     const Node& lower = cluster.nodes[static_cast<std::size_t>(a)];
-    if (low == 0) {  // only NIC -> leaf, one leaf per NIC
-      if (lower.kind != NodeKind::nic || high != 1 ||
-          nic_leaf_[static_cast<std::size_t>(a)].node >= 0)
-        return;
-      nic_leaf_[static_cast<std::size_t>(a)] = Hop{b, up, down};
-    } else if (high == low + 1) {
+    const int p = plane[static_cast<std::size_t>(b)];
+    if (low == 0) {  // only NIC -> leaf, one leaf per NIC and plane
+      Hop& slot = nic_leaf_[static_cast<std::size_t>(a) * planes + static_cast<std::size_t>(p)];
+      if (lower.kind != NodeKind::nic || high != 1 || slot.node >= 0) return;
+      slot = Hop{b, up, down};
+    } else if (high == low + 1 && plane[static_cast<std::size_t>(a)] == p) {
       above_[static_cast<std::size_t>(a)].push_back(Hop{b, up, down});
     } else {
-      return;  // a link that skips a level: not the generator's
+      return;  // a link that skips a level or joins two planes: not the generator's
     }
   }
-  // Pods: a leaf's pod is that of its spines; spines are numbered pod by pod (fabric.cpp).
-  const std::size_t per_pod = f.spines.size() / static_cast<std::size_t>(f.pods);
-  if (per_pod == 0 || per_pod * static_cast<std::size_t>(f.pods) != f.spines.size()) return;
+  // Pods: a leaf's pod is that of its spines; spines are numbered pod by pod (fabric.cpp), so
+  // spine s of a plane's list is in pod s / per_pod of that plane.
+  const std::size_t per_plane = f.spines.size() / planes;
+  const std::size_t per_pod = per_plane / pods;
   for (std::size_t s = 0; s < f.spines.size(); ++s) {
-    pod_[static_cast<std::size_t>(f.spines[s])] = static_cast<int>(s / per_pod);
+    pod_[static_cast<std::size_t>(f.spines[s])] = static_cast<int>((s % per_plane) / per_pod);
   }
   for (int leaf : f.leaves) {
     const auto& spines = above_[static_cast<std::size_t>(leaf)];
@@ -64,11 +77,11 @@ FabricRoutes::FabricRoutes(const Cluster& cluster) {
     }
     pod_[static_cast<std::size_t>(leaf)] = pod;
   }
-  // A core meets spine j of every pod, exactly one per pod.
+  // A core meets spine j of every pod of its plane, exactly one per pod.
   for (int spine : f.spines) {
     for (const Hop& h : above_[static_cast<std::size_t>(spine)]) {
       auto& below = below_[static_cast<std::size_t>(h.node)];
-      if (below.empty()) below.assign(static_cast<std::size_t>(f.pods), Hop{});
+      if (below.empty()) below.assign(pods, Hop{});
       Hop& slot = below[static_cast<std::size_t>(pod_[static_cast<std::size_t>(spine)])];
       if (slot.node >= 0) return;
       slot = Hop{spine, h.up, h.down};  // down: core -> spine
@@ -82,11 +95,15 @@ FabricRoutes::FabricRoutes(const Cluster& cluster) {
   usable_ = true;
 }
 
-std::optional<std::vector<std::int32_t>> FabricRoutes::route(int src, int dst,
-                                                             std::uint64_t hash) const {
-  if (!usable_) return std::nullopt;
-  const Hop& a = nic_leaf_[static_cast<std::size_t>(src)];
-  const Hop& b = nic_leaf_[static_cast<std::size_t>(dst)];
+std::optional<std::vector<std::int32_t>> FabricRoutes::route(int src, int dst, std::uint64_t hash,
+                                                             int plane) const {
+  if (!usable_ || plane < 0 || plane >= planes_) return std::nullopt;
+  const auto at = [&](int nic) -> const Hop& {
+    return nic_leaf_[static_cast<std::size_t>(nic) * static_cast<std::size_t>(planes_) +
+                     static_cast<std::size_t>(plane)];
+  };
+  const Hop& a = at(src);
+  const Hop& b = at(dst);
   if (a.node < 0 || b.node < 0) return std::nullopt;
   std::vector<std::int32_t> out{a.up};
   // The leaf-to-NIC hop back down: channel `down` of the NIC's own link.

@@ -1,9 +1,10 @@
 // Routes through a generated three-level fabric (fabric.hpp, `levels: 3`) without a graph search:
-// NIC -> leaf -> (pod spine -> (core -> pod spine)) -> leaf -> NIC, the equal-cost choices of spine
-// and core spread by a hash of the pair as the graph's search spreads them. A Dijkstra search
-// through 5,000 switches costs milliseconds; a 131,072-GPU ring or all-to-all needs millions of
-// NIC-to-NIC routes. Used only where the generator built every switch link (nothing a file added
-// by hand joins the fabric), so that these paths are exactly the shortest ones.
+// NIC -> leaf -> (pod spine -> (core -> pod spine)) -> leaf -> NIC in the plane asked for (one
+// unless the fabric has `planes`), the equal-cost choices of spine and core spread by a hash of
+// the pair as the graph's search spreads them. A Dijkstra search through 5,000 switches costs
+// milliseconds; a 131,072-GPU ring or all-to-all needs millions of NIC-to-NIC routes. Used only
+// where the generator built every switch link (nothing a file added by hand joins the fabric), so
+// that these paths are exactly the shortest ones.
 #pragma once
 
 #include <cstdint>
@@ -16,13 +17,17 @@ namespace cs::topo {
 
 class FabricRoutes {
  public:
-  // Empty (`usable()` false) unless the cluster's fabric has three levels and only generated links.
+  // Empty (`usable()` false) unless the cluster's fabric has three levels, and only generated
+  // links.
   explicit FabricRoutes(const Cluster& cluster);
 
   bool usable() const { return usable_; }
+  int planes() const { return planes_; }
   // The channels (link l: 2l from a to b, 2l + 1 back) from NIC `src` to NIC `dst` of another
-  // server, choices drawn from `hash`; nullopt when either is not a NIC on a generated leaf.
-  std::optional<std::vector<std::int32_t>> route(int src, int dst, std::uint64_t hash) const;
+  // server through plane `plane` (0 .. planes() - 1), choices drawn from `hash`; nullopt when
+  // either is not a NIC on a generated leaf.
+  std::optional<std::vector<std::int32_t>> route(int src, int dst, std::uint64_t hash,
+                                                 int plane) const;
 
  private:
   struct Hop {
@@ -31,8 +36,9 @@ class FabricRoutes {
     std::int32_t down = -1;  // channel back
   };
   bool usable_ = false;
-  std::vector<int> pod_;                 // per node: pod of a leaf or spine, else -1
-  std::vector<Hop> nic_leaf_;            // per node: a NIC's leaf
+  int planes_ = 1;
+  std::vector<int> pod_;       // per node: pod of a leaf or spine within its plane, else -1
+  std::vector<Hop> nic_leaf_;  // per (node, plane), node * planes + plane: a NIC's leaf
   std::vector<std::vector<Hop>> above_;  // per node: leaf -> its spines, spine -> its cores
   std::vector<std::vector<Hop>> below_;  // per core: its spines, one per pod (indexed by pod)
 };

@@ -36,6 +36,7 @@ struct ClusterGraph::Impl {
   FabricRoutes fabric_routes;        // NIC to NIC through a generated three-level fabric, no search
   std::vector<TimePs> channel_cost;  // link latency + 1 ps, so fewer hops win among equal latencies
   std::vector<int> transit_server;   // per node: kNeverTransit, kFabric or its server index
+  std::vector<int> plane_of;         // per node: a multi-plane fabric switch's plane, else -1
 
   // Scratch of route(): reset through `touched`, so a query costs what it explores, not O(nodes).
   std::vector<TimePs> dist;
@@ -44,12 +45,14 @@ struct ClusterGraph::Impl {
   std::vector<ChannelId> candidates;
 
   // Calls visit(channel, w) for every out-channel v -> w that a route to `dst` may take: w is dst,
-  // a fabric node, or a non-GPU node of server `src_server` or `dst_server` (-1: none). Servers do
-  // not forward for other servers and GPUs forward nothing. Out-edges are stored sorted by their
+  // a fabric node (of plane `plane` if that is >= 0 and w is a generated plane's switch), or a
+  // non-GPU node of server `src_server` or `dst_server` (-1: none). Servers do not forward for
+  // other servers and GPUs forward nothing. Out-edges are stored sorted by their
   // target's transit_server (GPUs, fabric, then server by server), so a leaf switch with hundreds
   // of NIC links finds the few it may take by binary search instead of scanning them all.
   template <class Visit>
-  void for_each_crossable(int v, int src_server, int dst_server, int dst, Visit&& visit) const {
+  void for_each_crossable(int v, int src_server, int dst_server, int dst, int plane,
+                          Visit&& visit) const {
     // Named, not a structured binding: the lambdas below capture them, which clang-tidy 14's
     // parser (clang 14) refuses for bindings though C++20 allows it.
     const auto edges = boost::out_edges(static_cast<std::size_t>(v), graph);
@@ -76,7 +79,15 @@ struct ClusterGraph::Impl {
         if (!only_dst || w == dst) visit(graph[*it], w);
       }
     };
-    scan(bound(kFabric), bound(kFabric + 1), false);
+    if (plane < 0) {
+      scan(bound(kFabric), bound(kFabric + 1), false);
+    } else {
+      for (auto it = bound(kFabric), to = bound(kFabric + 1); it != to; ++it) {
+        const auto w = static_cast<int>(boost::target(*it, graph));
+        const int p = plane_of[static_cast<std::size_t>(w)];
+        if (p < 0 || p == plane) visit(graph[*it], w);
+      }
+    }
     if (src_server >= 0) scan(bound(src_server), bound(src_server + 1), false);
     if (dst_server >= 0 && dst_server != src_server) {
       scan(bound(dst_server), bound(dst_server + 1), false);
@@ -98,6 +109,17 @@ ClusterGraph::ClusterGraph(const Cluster& cluster)
     transit_server[v] = node.kind == NodeKind::gpu ? kNeverTransit
                         : node.server < 0          ? kFabric
                                                    : node.server;
+  }
+  // Plane p's switches follow plane p - 1's in each list, the same count per plane (fabric.cpp).
+  const FabricInfo& fabric = cluster.fabric;
+  impl_->plane_of.assign(node_count, -1);
+  if (fabric.planes > 1) {
+    for (const std::vector<int>* list : {&fabric.leaves, &fabric.spines, &fabric.cores}) {
+      const std::size_t per_plane = list->size() / static_cast<std::size_t>(fabric.planes);
+      for (std::size_t i = 0; i < list->size(); ++i) {
+        impl_->plane_of[static_cast<std::size_t>((*list)[i])] = static_cast<int>(i / per_plane);
+      }
+    }
   }
   channels_.reserve(cluster.links.size() * 2);
   impl_->channel_cost.reserve(cluster.links.size() * 2);
@@ -147,7 +169,7 @@ std::vector<double> ClusterGraph::capacities_Bps() const {
   return capacity;
 }
 
-Route ClusterGraph::route(int src_node, int dst_node) const {
+Route ClusterGraph::route(int src_node, int dst_node, int plane) const {
   const int node_count = static_cast<int>(cluster_.nodes.size());
   CS_ASSERT(src_node >= 0 && src_node < node_count && dst_node >= 0 && dst_node < node_count,
             "route(" + std::to_string(src_node) + ", " + std::to_string(dst_node) + ") with " +
@@ -168,10 +190,16 @@ Route ClusterGraph::route(int src_node, int dst_node) const {
   // a NIC never detours through that NIC's own host (in by one NIC, out by another), as fabric
   // traffic never re-enters a host. Such an endpoint lends its server's interior to no route.
   const bool across = src.server != dst.server;
+  const int planes = cluster_.fabric.planes;
+  // A plane asked for in a single-plane fabric, or not asked for: none enforced (the search's
+  // tie-break picks one); else plane mod planes.
+  const int wanted = planes > 1 && plane >= 0 ? plane % planes : -1;
   if (across && src.kind == NodeKind::nic && dst.kind == NodeKind::nic) {
     const std::uint64_t pair = hash_mix(hash_mix(static_cast<std::uint64_t>(src_node)) ^
                                         (static_cast<std::uint64_t>(dst_node) << 32));
-    if (auto channels = s.fabric_routes.route(src_node, dst_node, pair)) {
+    const int fabric_plane =
+        wanted >= 0 ? wanted : static_cast<int>(hash_mix(pair ^ 3) % static_cast<unsigned>(planes));
+    if (auto channels = s.fabric_routes.route(src_node, dst_node, pair, fabric_plane)) {
       result.channels = std::move(*channels);
       return finish_route(std::move(result));
     }
@@ -193,7 +221,7 @@ Route ClusterGraph::route(int src_node, int dst_node) const {
       reached = true;
       break;  // settled: later pops are no closer
     }
-    s.for_each_crossable(v, src_server, dst_server, dst_node, [&](ChannelId c, int w) {
+    s.for_each_crossable(v, src_server, dst_server, dst_node, wanted, [&](ChannelId c, int w) {
       const TimePs nd = d + s.channel_cost[static_cast<std::size_t>(c)];
       TimePs& dw = s.dist[static_cast<std::size_t>(w)];
       if (nd < dw) {

@@ -48,8 +48,10 @@ class ClusterGraph {
   // NIC to NIC through a generated three-level fabric, the up-down path is built without a search
   // (fabric_routes.hpp): the same set of shortest paths, spread by the same kind of hash.
   // A route never passes through a GPU, nor through a server other than the endpoints' own
-  // (servers do not forward). Reuses scratch inside the graph: one thread per graph at a time.
-  Route route(int src_node, int dst_node) const;
+  // (servers do not forward). In a multi-plane fabric (FabricInfo::planes) `plane` >= 0 keeps the
+  // route on that plane's switches (taken mod the plane count); -1 lets the tie-break choose.
+  // Reuses scratch inside the graph: one thread per graph at a time.
+  Route route(int src_node, int dst_node, int plane = -1) const;
 
   // Whether every GPU can reach every other GPU.
   bool gpus_connected() const;

@@ -85,7 +85,8 @@ ServerPrice parse_price(const Fields& server, const std::string& template_name,
 
 spec::FabricSpec parse_fabric(const Fields& root, const std::string& file) {
   Fields f(root.node("fabric"), "fabric", "fabric", file, root.loc("fabric"),
-           {"kind", "link", "leaf_ports", "oversubscription", "spines", "levels", "pod_leaves"});
+           {"kind", "link", "leaf_ports", "oversubscription", "spines", "levels", "pod_leaves",
+            "planes"});
   spec::FabricSpec fabric;
   fabric.loc = f.loc();
   const std::string kind = f.text("kind");
@@ -107,6 +108,8 @@ spec::FabricSpec parse_fabric(const Fields& root, const std::string& file) {
               {"type", "generation", "width", "count", "rate", "bandwidth", "latency",
                "step_latency", "efficiency", "label"});
   fabric.port = parse_link_props(link);
+  fabric.planes = static_cast<int>(f.optional_integer("planes", 1, kMaxPlanes).value_or(1));
+  fabric.planes_loc = f.loc("planes");
   if (fabric.kind != spec::FabricKind::single_switch) {
     fabric.leaf_ports = static_cast<int>(f.integer("leaf_ports", 2, kMaxCount));
     fabric.leaf_ports_loc = f.loc("leaf_ports");

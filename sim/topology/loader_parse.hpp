@@ -16,5 +16,8 @@ spec::TopologySpec parse_topology(const YAML::Node& root, const std::string& fil
 // Largest count, pattern expansion or instance number a file may ask for; beyond it the input is
 // a typo, and honouring it would exhaust memory instead of reporting the mistake.
 inline constexpr long long kMaxCount = 1'000'000;
+// Most planes of a multi-plane fabric: NICs split into 2 or 4 planes (Spectrum-X with
+// ConnectX-8: dual-plane and quad-plane); 16 leaves room without inviting a typo's millions.
+inline constexpr long long kMaxPlanes = 16;
 
 }  // namespace cs::topo

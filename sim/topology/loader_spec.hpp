@@ -78,12 +78,14 @@ struct FabricSpec {
   int spines = 0;               // 0: as many as the uplinks need (per pod with 3 levels)
   int levels = 2;               // switch levels: 2 (leaf, spine) or 3 (leaf, pod spine, core)
   int pod_leaves = 0;           // 3 levels: leaves per pod; 0: leaf_ports / 2
+  int planes = 1;               // identical switch fabrics; every NIC has one port on each
   SourceLoc loc;
   SourceLoc leaf_ports_loc;
   SourceLoc oversubscription_loc;
   SourceLoc spines_loc;
   SourceLoc levels_loc;
   SourceLoc pod_leaves_loc;
+  SourceLoc planes_loc;
 };
 
 struct TopologySpec {

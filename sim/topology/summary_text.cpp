@@ -36,14 +36,17 @@ std::string gpu_label(const Cluster& cluster, int node) {
 }
 
 // The generated fabric's shape: "fabric: fat_tree, 2 levels: 32 leaves, 16 spines (64-port
-// switches, 1:1)".
+// switches, 1:1)"; a multi-plane fabric gives one plane's counts: "2 planes, each 2 levels: ...".
 void write_fabric(std::ostringstream& out, const FabricInfo& f) {
   if (f.kind.empty()) return;
-  auto count = [](std::size_t n, const char* one, const char* many) {
+  const auto planes = static_cast<std::size_t>(std::max(1, f.planes));
+  auto count = [&](std::size_t n, const char* one, const char* many) {
+    n /= planes;
     return std::to_string(n) + " " + (n == 1 ? one : many);
   };
-  out << "  fabric: " << f.kind << ", "
-      << count(static_cast<std::size_t>(f.levels), "level", "levels") << ": "
+  out << "  fabric: " << f.kind << ", ";
+  if (planes > 1) out << planes << " planes, each ";
+  out << std::to_string(f.levels) << (f.levels == 1 ? " level" : " levels") << ": "
       << count(f.leaves.size(), f.kind == "single_switch" ? "switch" : "leaf",
                f.kind == "single_switch" ? "switches" : "leaves");
   if (!f.spines.empty()) out << ", " << count(f.spines.size(), "spine", "spines");
