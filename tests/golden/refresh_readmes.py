@@ -14,8 +14,8 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-READMES = ["README.md", "topologies/README.md", "models/README.md", "calibrate/README.md",
-           "sim/plan/README.md", "tests/fuzz/README.md"]
+READMES = ["README.md", "sim/README.md", "topologies/README.md", "models/README.md",
+           "calibrate/README.md", "sim/plan/README.md", "tests/fuzz/README.md"]
 PROMPT = "$ clustersim "
 
 
