@@ -13,7 +13,7 @@
 
 #include "core/event_queue.hpp"
 #include "network/flow_network.hpp"
-#include "network/maxmin.hpp"
+#include "network/maxmin/maxmin.hpp"
 #include "topology/graph.hpp"
 #include "topology/loader.hpp"
 

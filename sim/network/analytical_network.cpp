@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "core/error.hpp"
-#include "network/maxmin.hpp"
+#include "network/maxmin/maxmin.hpp"
 #include "network/transfer_time.hpp"
 
 namespace cs::net {

@@ -9,7 +9,7 @@
 #include "core/event_queue.hpp"
 #include "network/channel_stats.hpp"
 #include "network/drain_heap.hpp"
-#include "network/maxmin.hpp"
+#include "network/maxmin/maxmin.hpp"
 #include "network/network_model.hpp"
 
 namespace cs::net {

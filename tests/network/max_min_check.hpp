@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "network/maxmin.hpp"
+#include "network/maxmin/maxmin.hpp"
 
 namespace cs::net::test {
 

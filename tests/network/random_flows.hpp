@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "max_min_check.hpp"
-#include "network/maxmin.hpp"
+#include "network/maxmin/maxmin.hpp"
 
 namespace cs::net::test {
 

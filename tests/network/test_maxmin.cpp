@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "max_min_check.hpp"
-#include "network/maxmin.hpp"
+#include "network/maxmin/maxmin.hpp"
 #include "random_flows.hpp"
 
 namespace cs::net {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "max_min_check.hpp"
-#include "network/maxmin.hpp"
+#include "network/maxmin/maxmin.hpp"
 
 namespace cs::net {
 namespace {

@@ -7,7 +7,7 @@
 #include <limits>
 #include <vector>
 
-#include "network/maxmin.hpp"
+#include "network/maxmin/maxmin.hpp"
 
 namespace cs::net {
 namespace {

@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-#include "network/quaternary_heap.hpp"
+#include "network/maxmin/quaternary_heap.hpp"
 
 namespace cs::net {
 namespace {

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "network/maxmin.hpp"
+#include "network/maxmin/maxmin.hpp"
 
 namespace cs::net {
 

@@ -21,7 +21,7 @@
 #include <cmath>
 #include <limits>
 
-#include "network/maxmin.hpp"
+#include "network/maxmin/maxmin.hpp"
 
 namespace cs::net {
 namespace {

@@ -7,7 +7,7 @@
 #include <functional>
 
 #include "core/error.hpp"
-#include "network/maxmin.hpp"
+#include "network/maxmin/maxmin.hpp"
 
 namespace cs::net {
 namespace {

@@ -21,7 +21,7 @@
 #include <algorithm>
 #include <bit>
 
-#include "network/maxmin.hpp"
+#include "network/maxmin/maxmin.hpp"
 
 namespace cs::net {
 

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <limits>
 
-#include "network/maxmin.hpp"
-#include "network/maxmin_sweep.hpp"
+#include "network/maxmin/maxmin.hpp"
+#include "network/maxmin/maxmin_sweep.hpp"
 
 namespace cs::net {
 

@@ -7,7 +7,7 @@
 // its commit in maxmin_narrow.cpp, the solve of a batch of flows on empty channels in
 // maxmin_fresh.cpp, the channels a solve need not queue in maxmin_shadow.cpp and those it need
 // not even search in maxmin_bundles.cpp.
-#include "network/maxmin.hpp"
+#include "network/maxmin/maxmin.hpp"
 
 #include <algorithm>
 #include <string>

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "network/maxmin.hpp"
+#include "network/maxmin/maxmin.hpp"
 
 namespace cs::net {
 

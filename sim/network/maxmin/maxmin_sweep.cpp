@@ -48,8 +48,8 @@
 #include <string>
 
 #include "core/error.hpp"
-#include "network/maxmin.hpp"
-#include "network/maxmin_sweep.hpp"
+#include "network/maxmin/maxmin.hpp"
+#include "network/maxmin/maxmin_sweep.hpp"
 
 namespace cs::net {
 

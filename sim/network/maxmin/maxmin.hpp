@@ -15,8 +15,8 @@
 #include <utility>
 #include <vector>
 
-#include "network/maxmin_level.hpp"
-#include "network/quaternary_heap.hpp"
+#include "network/maxmin/maxmin_level.hpp"
+#include "network/maxmin/quaternary_heap.hpp"
 #include "topology/graph.hpp"
 
 namespace cs::net {

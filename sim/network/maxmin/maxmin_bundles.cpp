@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "network/maxmin.hpp"
+#include "network/maxmin/maxmin.hpp"
 
 namespace cs::net {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "core/error.hpp"
-#include "network/maxmin.hpp"
+#include "network/maxmin/maxmin.hpp"
 
 namespace cs::net {
 namespace {
