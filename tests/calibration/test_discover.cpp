@@ -159,7 +159,7 @@ TEST_CASE("discover refuses what it cannot know") {
   }
 }
 
-TEST_CASE("clustersim discover writes a topology file that loads; bad flags are exit code 2") {
+TEST_CASE("clustersim discover writes a topology file that loads, bad flags are exit code 2") {
   const std::string data = std::string(CLUSTERSIM_SOURCE_DIR) + "/calibrate/data/h200x4/";
   const std::string out =
       (std::filesystem::temp_directory_path() / "cs_test_discover_h200x4.yaml").string();

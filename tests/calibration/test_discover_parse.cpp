@@ -103,7 +103,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "NCCL topology XML: bridges above devices are kept, outermost first; bad XML is an "
+    "NCCL topology XML: bridges above devices are kept, outermost first, bad XML is an "
     "InputError") {
   const std::string xml =
       "<system version=\"1\">\n"

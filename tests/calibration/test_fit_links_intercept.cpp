@@ -58,7 +58,7 @@ TEST_CASE("copies on a line through a negative intercept: latency 0, the bandwid
   CHECK(f.points == 2);
 }
 
-TEST_CASE("the clamped copy fit is a calibration file that loads; the negative one would not") {
+TEST_CASE("the clamped copy fit is a calibration file that loads, the negative one would not") {
   // A committed calibration with its h2d_pinned fit replaced, written and read back.
   cs::cal::Calibration c = cs::cal::parse_calibration(
       cs::test::read_calibration_data("h100x1/calibration.json"), "calibration.json");

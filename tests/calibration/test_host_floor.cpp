@@ -75,7 +75,7 @@ TEST_CASE("between and beyond fitted rank counts the floor is linear in the rank
   CHECK(HostFloors{}.host_paced_us("default", 3, 30.0) == 30.0);
 }
 
-TEST_CASE("points under 1.5 floors are hidden by the host; gated points never are") {
+TEST_CASE("points under 1.5 floors are hidden by the host, gated points never are") {
   const HostFloors floors = fit_host_floors(two_curves(), kNoHoldout, "allreduce");
   CHECK(!device_bound(point(2, 1 << 20, 18.7), floors));  // 1.5 x 12.5 = 18.75
   CHECK(device_bound(point(2, 1 << 20, 18.75), floors));

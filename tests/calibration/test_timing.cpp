@@ -73,7 +73,7 @@ TEST_CASE("the reader keeps each record's timing, as the files give it") {
   CHECK(timings == std::set<std::string>{"gated", "host_paced"});
 }
 
-TEST_CASE("a record without timing is host_paced; an unknown timing names file, line and key") {
+TEST_CASE("a record without timing is host_paced, an unknown timing names file, line and key") {
   Measurements m;
   read_measurement_text(std::string(cs::test::kMeasurementsHead) + "{" + kRecord +
                             "5},\n{\"timing\":\"gated\"," + kRecord + "4}\n]}\n",

@@ -43,7 +43,7 @@ struct Scratch {
 
 }  // namespace
 
-TEST_CASE("fit -o onto a measurement file or the topology is refused; onto calibration.json not") {
+TEST_CASE("fit -o onto a measurement file or the topology is refused, onto calibration.json not") {
   const Scratch s;
   const std::string copy = s.text("h100x1/copy.json");
   cs::test::check_bad_input(s.run("fit h100x1 -t dgx-h100.yaml -o h100x1/copy.json"),

@@ -148,7 +148,7 @@ TEST_CASE("clustersim coll rejects bad input with exit status 2") {
   }
 }
 
-TEST_CASE("clustersim coll honours NCCL_ALGO / NCCL_PROTO / NCCL_NVLS_ENABLE; flags win") {
+TEST_CASE("clustersim coll honours NCCL_ALGO / NCCL_PROTO / NCCL_NVLS_ENABLE, flags win") {
   const std::string args = topo("dgx-h100.yaml") + "-b 1G -e 1G --csv";
   auto algo_proto = [](const std::string& csv) {
     const std::string row = csv.substr(csv.find('\n') + 1);

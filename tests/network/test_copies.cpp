@@ -136,7 +136,7 @@ TEST_CASE("pageable copies need the socket's staging rate") {
 }
 
 TEST_CASE(
-    "peer copies follow the route; device-local copies run at 0.9 x half the memory bandwidth") {
+    "peer copies follow the route, device-local copies run at 0.9 x half the memory bandwidth") {
   TwoSocketServer s;
   const topo::ClusterGraph graph(s.b.cluster);
   // Alone: gpu0 -> gpu1 under one switch, 2 hops of 50 GB/s: 20 ms + 2 us.

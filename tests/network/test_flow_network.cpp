@@ -185,7 +185,7 @@ TEST_CASE("latency-dominated and bandwidth-dominated sizes") {
   CHECK(done.at(1) - 20 * kPsPerMs == 10 * kPsPerMs + 5 * kPsPerUs);
 }
 
-TEST_CASE("zero-byte flows finish after their latency; channel-less flows run at their cap") {
+TEST_CASE("zero-byte flows finish after their latency, channel-less flows run at their cap") {
   EventQueue queue;
   FlowNetwork network(queue, std::vector<double>{100 * kGBps});
   std::map<int, TimePs> done;

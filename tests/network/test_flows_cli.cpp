@@ -103,7 +103,7 @@ TEST_CASE("golden output of both fidelities") {
   CHECK(short_flag.output == flow.output);
 }
 
-TEST_CASE("--csv and --links-csv write files; the table stays on standard output") {
+TEST_CASE("--csv and --links-csv write files, the table stays on standard output") {
   const auto dir =
       std::filesystem::temp_directory_path() / ("clustersim-flows-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);

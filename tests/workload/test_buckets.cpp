@@ -24,7 +24,7 @@ TEST_CASE("buckets: the 1 MiB first bucket, the cap, overshoot by one tensor") {
   CHECK(b[2].params == std::vector<int>{0});
 }
 
-TEST_CASE("buckets: a user-set cap applies to the first bucket too; dtypes never mix") {
+TEST_CASE("buckets: a user-set cap applies to the first bucket too, dtypes never mix") {
   // Cap 2 MiB for all: fp32 tensors of 1.5 MiB each close a bucket every second tensor; the bf16
   // tensor opens a bucket of its own, closed at the end after the open fp32 one.
   const std::vector<GradTensor> order = {{0, 1.5 * kMiB, Dtype::fp32},
