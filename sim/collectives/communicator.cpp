@@ -7,6 +7,7 @@
 #include <memory>
 #include <numeric>
 #include <string>
+#include <utility>
 
 #include "collectives/p2p_plan.hpp"
 #include "collectives/ring_alignment.hpp"
@@ -141,25 +142,28 @@ void Communicator::run(EventQueue& queue, net::NetworkModel& network, const Coll
   const double per_channel_alg_Bps = ch.estimate.algo_bw_GBps * 1e9 / sharing;
   const double inf = std::numeric_limits<double>::infinity();
 
-  auto spec = [](const ChannelList& channels, double bytes, TimePs lat, double cap) {
-    return net::FlowSpec{channels, bytes, lat, cap};
+  auto spec = [](ChannelList channels, double bytes, TimePs lat, double cap) {
+    return net::FlowSpec{std::move(channels), bytes, lat, cap};
   };
   // A multi-plane fabric spreads every NIC's traffic evenly over its planes (the NIC sprays
   // packets, or software balances its per-plane ports): each flow that crosses servers becomes one
   // flow per plane, each with its share of the bytes and of the rate cap.
+  // `make(plane)` builds the flow's channels on one plane (-1: no plane to keep to).
   const int planes = this->planes();
+  auto split = [&](Pass& out, auto&& make, double bytes, TimePs lat, double cap) {
+    for (int p = 0; p < planes; ++p)
+      out.push_back(spec(make(planes > 1 ? p : -1), bytes / planes, lat, cap / planes));
+  };
   auto add = [&](Pass& out, PathKind kind, int c, int arg, double bytes, TimePs lat, double cap) {
-    for (int p = 0; p < planes; ++p) {
-      out.push_back(
-          spec(path(kind, c, arg, planes > 1 ? p : -1), bytes / planes, lat, cap / planes));
-    }
+    auto make = [&](int p) -> const ChannelList& { return path(kind, c, arg, p); };
+    split(out, make, bytes, lat, cap);
   };
   auto add_p2p = [&](Pass& out, int distance, int rail, double bytes, double cap) {
-    for (int p = 0; p < planes; ++p) {
-      builder_.set_plane(planes > 1 ? p : -1);
-      out.push_back(
-          spec(builder_.p2p_shift(distance, rail), bytes / planes, latency, cap / planes));
-    }
+    auto make = [&](int p) {
+      builder_.set_plane(p);
+      return builder_.p2p_shift(distance, rail);
+    };
+    split(out, make, bytes, latency, cap);
   };
 
   if (n > 1) {

@@ -91,8 +91,8 @@ int PathBuilder::entry_gpu(int group, int channel) {
   return gpu;
 }
 
-void PathBuilder::append_route(ChannelList& out, int from, int to) {
-  const CachedRoute r = routes_.route(from, to);
+void PathBuilder::append_route(ChannelList& out, int from, int to, int plane) {
+  const CachedRoute r = routes_.route(from, to, plane);
   out.insert(out.end(), r.channels.begin(), r.channels.end());
 }
 
@@ -111,8 +111,7 @@ void PathBuilder::append_gpu_to_nic(ChannelList& out, int gpu, int nic) {
 void PathBuilder::append_across(ChannelList& out, int from_gpu, int to_gpu, int nic_from,
                                 int nic_to) {
   append_gpu_to_nic(out, from_gpu, nic_from);
-  const CachedRoute r = routes_.route(nic_from, nic_to, plane_);
-  out.insert(out.end(), r.channels.begin(), r.channels.end());
+  append_route(out, nic_from, nic_to, plane_);
   append_route(out, nic_to, to_gpu);
 }
 

@@ -60,7 +60,7 @@ class PathBuilder {
   int nics_of(int group) const;
   int nearest_member(int nic, const std::vector<int>& members);
   int entry_gpu(int group, int channel);
-  void append_route(ChannelList& out, int from, int to);
+  void append_route(ChannelList& out, int from, int to, int plane = -1);
   void append_gpu_to_nic(ChannelList& out, int gpu, int nic);
   void append_across(ChannelList& out, int from_gpu, int to_gpu, int nic_from, int nic_to);
 

@@ -7,6 +7,19 @@
 
 namespace cs::topo {
 
+std::vector<int> switch_planes(const Cluster& cluster) {
+  const FabricInfo& f = cluster.fabric;
+  std::vector<int> plane(cluster.nodes.size(), -1);
+  const auto planes = static_cast<std::size_t>(std::max(1, f.planes));
+  for (const std::vector<int>* list : {&f.leaves, &f.spines, &f.cores}) {
+    const std::size_t per_plane = std::max<std::size_t>(1, list->size() / planes);
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      plane[static_cast<std::size_t>((*list)[i])] = static_cast<int>(i / per_plane);
+    }
+  }
+  return plane;
+}
+
 FabricRoutes::FabricRoutes(const Cluster& cluster) {
   const FabricInfo& f = cluster.fabric;
   if (f.levels != 3 || f.pods < 2 || f.planes < 1) return;
@@ -15,17 +28,10 @@ FabricRoutes::FabricRoutes(const Cluster& cluster) {
   if (f.leaves.size() % planes != 0 || f.spines.size() % (planes * pods) != 0) return;
   const std::size_t nodes = cluster.nodes.size();
   std::vector<int> level(nodes, 0);  // 1 leaf, 2 spine, 3 core
-  std::vector<int> plane(nodes, -1);
-  // Switches are listed plane by plane, the same count in each (fabric.cpp).
-  auto mark = [&](const std::vector<int>& list, int lvl) {
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      level[static_cast<std::size_t>(list[i])] = lvl;
-      plane[static_cast<std::size_t>(list[i])] = static_cast<int>(i / (list.size() / planes));
-    }
-  };
-  mark(f.leaves, 1);
-  mark(f.spines, 2);
-  mark(f.cores, 3);
+  for (int v : f.leaves) level[static_cast<std::size_t>(v)] = 1;
+  for (int v : f.spines) level[static_cast<std::size_t>(v)] = 2;
+  for (int v : f.cores) level[static_cast<std::size_t>(v)] = 3;
+  const std::vector<int> plane = switch_planes(cluster);
   for (std::size_t v = 0; v < nodes; ++v) {  // a switch the file added by hand: search instead
     if (cluster.nodes[v].server < 0 && level[v] == 0) return;
   }

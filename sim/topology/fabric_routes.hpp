@@ -15,6 +15,10 @@
 
 namespace cs::topo {
 
+// Per node: the plane of each generated switch (fabric lists hold plane 0's switches first, then
+// plane 1's, the same count per plane: fabric.cpp), -1 for every other node.
+std::vector<int> switch_planes(const Cluster& cluster);
+
 class FabricRoutes {
  public:
   // Empty (`usable()` false) unless the cluster's fabric has three levels, and only generated
@@ -22,9 +26,8 @@ class FabricRoutes {
   explicit FabricRoutes(const Cluster& cluster);
 
   bool usable() const { return usable_; }
-  int planes() const { return planes_; }
   // The channels (link l: 2l from a to b, 2l + 1 back) from NIC `src` to NIC `dst` of another
-  // server through plane `plane` (0 .. planes() - 1), choices drawn from `hash`; nullopt when
+  // server through plane `plane` (0 .. planes - 1), choices drawn from `hash`; nullopt when
   // either is not a NIC on a generated leaf.
   std::optional<std::vector<std::int32_t>> route(int src, int dst, std::uint64_t hash,
                                                  int plane) const;

@@ -36,7 +36,7 @@ struct ClusterGraph::Impl {
   FabricRoutes fabric_routes;        // NIC to NIC through a generated three-level fabric, no search
   std::vector<TimePs> channel_cost;  // link latency + 1 ps, so fewer hops win among equal latencies
   std::vector<int> transit_server;   // per node: kNeverTransit, kFabric or its server index
-  std::vector<int> plane_of;         // per node: a multi-plane fabric switch's plane, else -1
+  std::vector<int> plane_of;         // per node: a generated switch's plane, else -1
 
   // Scratch of route(): reset through `touched`, so a query costs what it explores, not O(nodes).
   std::vector<TimePs> dist;
@@ -76,18 +76,12 @@ struct ClusterGraph::Impl {
     auto scan = [&](auto from, auto to, bool only_dst) {
       for (auto it = from; it != to; ++it) {
         const auto w = static_cast<int>(boost::target(*it, graph));
-        if (!only_dst || w == dst) visit(graph[*it], w);
-      }
-    };
-    if (plane < 0) {
-      scan(bound(kFabric), bound(kFabric + 1), false);
-    } else {
-      for (auto it = bound(kFabric), to = bound(kFabric + 1); it != to; ++it) {
-        const auto w = static_cast<int>(boost::target(*it, graph));
-        const int p = plane_of[static_cast<std::size_t>(w)];
+        if (only_dst && w != dst) continue;
+        const int p = plane < 0 ? -1 : plane_of[static_cast<std::size_t>(w)];
         if (p < 0 || p == plane) visit(graph[*it], w);
       }
-    }
+    };
+    scan(bound(kFabric), bound(kFabric + 1), false);
     if (src_server >= 0) scan(bound(src_server), bound(src_server + 1), false);
     if (dst_server >= 0 && dst_server != src_server) {
       scan(bound(dst_server), bound(dst_server + 1), false);
@@ -110,17 +104,7 @@ ClusterGraph::ClusterGraph(const Cluster& cluster)
                         : node.server < 0          ? kFabric
                                                    : node.server;
   }
-  // Plane p's switches follow plane p - 1's in each list, the same count per plane (fabric.cpp).
-  const FabricInfo& fabric = cluster.fabric;
-  impl_->plane_of.assign(node_count, -1);
-  if (fabric.planes > 1) {
-    for (const std::vector<int>* list : {&fabric.leaves, &fabric.spines, &fabric.cores}) {
-      const std::size_t per_plane = list->size() / static_cast<std::size_t>(fabric.planes);
-      for (std::size_t i = 0; i < list->size(); ++i) {
-        impl_->plane_of[static_cast<std::size_t>((*list)[i])] = static_cast<int>(i / per_plane);
-      }
-    }
-  }
+  impl_->plane_of = switch_planes(cluster);
   channels_.reserve(cluster.links.size() * 2);
   impl_->channel_cost.reserve(cluster.links.size() * 2);
   for (std::size_t l = 0; l < cluster.links.size(); ++l) {
