@@ -62,15 +62,9 @@ void predict_nccl(const Measurements& data, const Calibration& cal, Predictor& p
     r.held_out = cal.split.held_out(p.n_ranks, p.bytes, nccl_curve_gap(data, p));
     r.measured_us = p.time_us;
     const coll::CollectiveResult a = prior.collective(*op, p.n_ranks, p.bytes, *options);
-    // NCCL picks its algorithm with its built-in model, whatever the hardware then delivers: the
-    // calibrated run takes the prior's choice and times it with the fitted constants.
-    coll::TunerOptions chosen = *options;
-    if (!a.choice.p2p) {
-      chosen.algo_mask = 1u << coll::index_of(a.choice.estimate.algo);
-      chosen.proto_mask = 1u << coll::index_of(a.choice.estimate.proto);
-    }
+    // The calibrated communicator keeps NCCL's choice and only times it (coll::choose_timed).
     const coll::CollectiveResult b =
-        calibrated.for_op(p.op).collective(*op, p.n_ranks, p.bytes, chosen);
+        calibrated.for_op(p.op).collective(*op, p.n_ranks, p.bytes, *options);
     // The simulator times the GPUs; a host-paced record also pays the host's launches, which
     // the calibration knows as its floor (where it fitted one for the collective), and the
     // priors as the measured prior floor.

@@ -64,10 +64,16 @@ Communicator::Communicator(const topo::ClusterGraph& graph, const std::vector<in
     : routes_(graph),
       params_(std::move(params)),
       layout_(make_layout(routes_, ranks, params_)),
-      builder_(layout_, routes_) {}
+      builder_(layout_, routes_) {
+  nccl_params_ = nccl_priors(comm_arch(graph.cluster(), ranks));
+  nccl_shape_ = same_search_figures(nccl_params_, params_)
+                    ? layout_.shape
+                    : make_layout(routes_, ranks, nccl_params_).shape;
+}
 
 TunerChoice Communicator::tune(const CollectiveCall& call) const {
-  return choose(layout_.shape, call.op, call.bytes, params_, call.options);
+  return choose_timed(nccl_shape_, nccl_params_, layout_.shape, params_, call.op, call.bytes,
+                      call.options);
 }
 
 int Communicator::channel_period() const {

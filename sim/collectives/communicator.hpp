@@ -41,10 +41,14 @@ class Communicator {
   Communicator& operator=(const Communicator&) = delete;
 
   const CommLayout& layout() const { return layout_; }
+  // The constants that time the calls (a calibration's, or NCCL's priors).
   const NcclParams& params() const { return params_; }
+  // The constants NCCL chooses with: its priors for the GPU generation, whatever `params` says.
+  const NcclParams& nccl_params() const { return nccl_params_; }
   const RouteCache& routes() const { return routes_; }
 
-  // NCCL's decision for this call (no simulation).
+  // NCCL's decision for this call, made with NCCL's own constants and timed with params()
+  // (tuner.hpp, choose_timed; no simulation).
   TunerChoice tune(const CollectiveCall& call) const;
 
   // Starts the call now on `network`; `on_done` runs from the event queue when its last flow has
@@ -70,6 +74,8 @@ class Communicator {
   NcclParams params_;
   CommLayout layout_;
   PathBuilder builder_;
+  NcclParams nccl_params_;
+  CommShape nccl_shape_;  // the shape NCCL's own search finds (layout_.shape when it is the same)
   std::map<std::tuple<int, int, int, int>, ChannelList> paths_;
 };
 

@@ -235,4 +235,14 @@ double nccl_pcie_GBps(const NcclParams& params, int generation) {
   }
 }
 
+bool same_search_figures(const NcclParams& a, const NcclParams& b) {
+  return a.nvlink_per_link_GBps == b.nvlink_per_link_GBps && a.pcie_gen3_GBps == b.pcie_gen3_GBps &&
+         a.pcie_gen4_GBps == b.pcie_gen4_GBps && a.pcie_gen5_GBps == b.pcie_gen5_GBps &&
+         a.intra_speeds_GBps == b.intra_speeds_GBps && a.inter_speeds_GBps == b.inter_speeds_GBps &&
+         a.search_max_channels == b.search_max_channels &&
+         a.duplicate_channels_min_GBps == b.duplicate_channels_min_GBps &&
+         a.search_speed_ratio_floor == b.search_speed_ratio_floor &&
+         a.nvls_channels == b.nvls_channels;
+}
+
 }  // namespace cs::coll

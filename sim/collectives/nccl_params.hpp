@@ -108,6 +108,10 @@ NcclParams nccl_priors(GpuArch arch);
 GpuArch arch_from_gpu_name(std::string_view gpu_name);
 const char* to_string(GpuArch arch);
 
+// Whether two sets of constants give NCCL's graph search the same figures (per-link speeds, the
+// speeds it tries, its channel limits), so that both see the same channels.
+bool same_search_figures(const NcclParams& a, const NcclParams& b);
+
 // NCCL's bandwidth figure for one PCIe link of a generation, GB/s (0 for an unknown generation).
 double nccl_pcie_GBps(const NcclParams& params, int generation);
 

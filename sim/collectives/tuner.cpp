@@ -180,45 +180,64 @@ std::vector<Estimate> estimate_all(const CommShape& shape, Op op, double bytes,
   return out;
 }
 
+namespace {
+
+// NCCL's point-to-point decision for all-to-all and send/recv (no tuner): the channels one peer's
+// send is striped over and its protocol, from NCCL's channel split and thresholds.
+TunerChoice p2p_decision(const CommShape& shape, Op op, double bytes, const NcclParams& params) {
+  TunerChoice c;
+  c.p2p = true;
+  c.graph_channels = std::max(shape.ring.n_channels, 1);
+  c.comm_channels =
+      std::min(c.graph_channels * params.runtime_channel_multiplier, params.max_channels);
+  const P2pChannels p2p = p2p_channels(c.comm_channels, shape.n_ranks, shape.n_nodes, params);
+  const double peer_bytes = op == Op::all_to_all ? bytes / shape.n_ranks : bytes;
+  c.n_channels = p2p_part_channels(peer_bytes, p2p, shape.n_nodes, params);
+  c.n_threads = params.max_threads[index_of(Proto::simple)];
+  c.estimate.algo = Algo::ring;
+  c.estimate.proto = p2p_uses_ll(peer_bytes, c.n_channels, params) ? Proto::ll : Proto::simple;
+  return c;
+}
+
+// The time of a point-to-point decision: one peer's send rate and latency.
+void time_p2p(TunerChoice& c, const CommShape& shape, Op op, double bytes,
+              const NcclParams& params) {
+  const LinkClass hop = shape.n_nodes > 1 ? LinkClass::network : shape.intra;
+  const int r = index_of(Algo::ring);
+  const int s = index_of(Proto::simple);
+  const P2pChannels p2p = p2p_channels(c.comm_channels, shape.n_ranks, shape.n_nodes, params);
+  const double per_channel =
+      params.p2p_per_channel_GBps > 0
+          ? params.p2p_per_channel_GBps
+          : (shape.n_nodes > 1 ? shape.ring.bw_inter_GBps : shape.ring.bw_intra_GBps);
+  // LL moves 8-byte (data, flag) lines whatever the buffers' alignment; Simple copies with
+  // reduceCopy, whose packs shrink when they are misaligned.
+  const bool full_packs = c.estimate.proto == Proto::ll || p2p_aligned(op, bytes, shape.n_ranks);
+  const int sends = p2p_sends(op, shape.n_ranks);
+  const double rate_channels = p2p_protocol_channels(
+      p2p_rate_channels(c.n_channels, sends, p2p.comm_channels), c.estimate.proto);
+  // One peer's send.
+  c.estimate.bus_bw_GBps = p2p_send_GBps(rate_channels, per_channel, full_packs, sends, params);
+  c.estimate.algo_bw_GBps = c.estimate.bus_bw_GBps;
+  c.estimate.latency_us = 0;
+  if (shape.n_ranks > 1) {
+    const double one_peer_us =
+        hop == LinkClass::nvlink && params.p2p_nvlink_latency_us > 0
+            ? params.p2p_nvlink_latency_us
+            : params.base_latency_us[r][s] + params.hop_latency_us[index_of(hop)][r][s];
+    c.estimate.latency_us = one_peer_us + std::max(p2p_peers(op, shape.n_ranks) - 1, 0) *
+                                              params.p2p_extra_peer_latency_us;
+  }
+  c.run_latency_us = run_latency_us(shape, op, c, params);
+}
+
+}  // namespace
+
 TunerChoice choose(const CommShape& shape, Op op, double bytes, const NcclParams& params,
                    const TunerOptions& options) {
-  TunerChoice c;
   if (op == Op::all_to_all || op == Op::send_recv || shape.n_ranks <= 1) {
-    const LinkClass hop = shape.n_nodes > 1 ? LinkClass::network : shape.intra;
-    const int r = index_of(Algo::ring);
-    const int s = index_of(Proto::simple);
-    c.p2p = true;
-    c.graph_channels = std::max(shape.ring.n_channels, 1);
-    c.comm_channels =
-        std::min(c.graph_channels * params.runtime_channel_multiplier, params.max_channels);
-    const P2pChannels p2p = p2p_channels(c.comm_channels, shape.n_ranks, shape.n_nodes, params);
-    const double peer_bytes = op == Op::all_to_all ? bytes / shape.n_ranks : bytes;
-    c.n_channels = p2p_part_channels(peer_bytes, p2p, shape.n_nodes, params);
-    c.n_threads = params.max_threads[s];
-    c.estimate.algo = Algo::ring;
-    c.estimate.proto = p2p_uses_ll(peer_bytes, c.n_channels, params) ? Proto::ll : Proto::simple;
-    const double per_channel =
-        params.p2p_per_channel_GBps > 0
-            ? params.p2p_per_channel_GBps
-            : (shape.n_nodes > 1 ? shape.ring.bw_inter_GBps : shape.ring.bw_intra_GBps);
-    // LL moves 8-byte (data, flag) lines whatever the buffers' alignment; Simple copies with
-    // reduceCopy, whose packs shrink when they are misaligned.
-    const bool full_packs = c.estimate.proto == Proto::ll || p2p_aligned(op, bytes, shape.n_ranks);
-    const int sends = p2p_sends(op, shape.n_ranks);
-    const double rate_channels = p2p_protocol_channels(
-        p2p_rate_channels(c.n_channels, sends, p2p.comm_channels), c.estimate.proto);
-    // One peer's send.
-    c.estimate.bus_bw_GBps = p2p_send_GBps(rate_channels, per_channel, full_packs, sends, params);
-    c.estimate.algo_bw_GBps = c.estimate.bus_bw_GBps;
-    if (shape.n_ranks > 1) {
-      const double one_peer_us =
-          hop == LinkClass::nvlink && params.p2p_nvlink_latency_us > 0
-              ? params.p2p_nvlink_latency_us
-              : params.base_latency_us[r][s] + params.hop_latency_us[index_of(hop)][r][s];
-      c.estimate.latency_us = one_peer_us + std::max(p2p_peers(op, shape.n_ranks) - 1, 0) *
-                                                params.p2p_extra_peer_latency_us;
-    }
-    c.run_latency_us = run_latency_us(shape, op, c, params);
+    TunerChoice c = p2p_decision(shape, op, bytes, params);
+    time_p2p(c, shape, op, bytes, params);
     return c;
   }
   const std::vector<Estimate> table = estimate_all(shape, op, bytes, params, options);
@@ -232,6 +251,7 @@ TunerChoice choose(const CommShape& shape, Op op, double bytes, const NcclParams
   for (const Estimate& e : table) {
     if (e.time_us < best->time_us) best = &e;
   }
+  TunerChoice c;
   c.estimate = *best;
   c.graph_channels = graph_of(shape, best->algo).n_channels;
   c.comm_channels =
@@ -239,6 +259,23 @@ TunerChoice choose(const CommShape& shape, Op op, double bytes, const NcclParams
           ? c.graph_channels
           : std::min(c.graph_channels * params.runtime_channel_multiplier, params.max_channels);
   shrink_channels(c, bytes, shape.n_ranks, params);
+  c.run_latency_us = run_latency_us(shape, op, c, params);
+  return c;
+}
+
+TunerChoice choose_timed(const CommShape& nccl_shape, const NcclParams& nccl,
+                         const CommShape& shape, const NcclParams& params, Op op, double bytes,
+                         const TunerOptions& options) {
+  TunerChoice c = choose(nccl_shape, op, bytes, nccl, options);
+  if (c.p2p) {
+    time_p2p(c, shape, op, bytes, params);
+    return c;
+  }
+  TunerOptions only = options;
+  only.algo_mask = 1u << index_of(c.estimate.algo);
+  only.proto_mask = 1u << index_of(c.estimate.proto);
+  const std::vector<Estimate> timed = estimate_all(shape, op, bytes, params, only);
+  if (!timed.empty()) c.estimate = timed.front();
   c.run_latency_us = run_latency_us(shape, op, c, params);
   return c;
 }

@@ -90,6 +90,16 @@ std::vector<Estimate> estimate_all(const CommShape& shape, Op op, double bytes,
 TunerChoice choose(const CommShape& shape, Op op, double bytes, const NcclParams& params,
                    const TunerOptions& options);
 
+// NCCL's decision kept apart from its time: the algorithm, protocol, channels and threads are what
+// NCCL picks with its own constants (`nccl`, on the shape its graph search sees: `nccl_shape`),
+// whatever the real times are; the chosen configuration is then timed with the simulator's
+// constants (`params`, a calibration's or the priors, on `shape`): its estimate (latency, bus
+// and algorithm bandwidth; for p2p one peer's send) and run latency. A calibration thus never
+// moves a choice. With the same constants on both sides it is choose().
+TunerChoice choose_timed(const CommShape& nccl_shape, const NcclParams& nccl,
+                         const CommShape& shape, const NcclParams& params, Op op, double bytes,
+                         const TunerOptions& options);
+
 // Parses NCCL_ALGO / NCCL_PROTO style lists ("ring,tree", case-insensitive) into a mask; throws
 // InputError naming `key` and the valid values. An empty text means "all".
 unsigned parse_algo_mask(const std::string& text, const std::string& key);
