@@ -7,13 +7,21 @@
 #include "calibration/fit_host_floor.hpp"
 
 namespace cs::cal {
-namespace {
 
 std::string percent(double fraction) {
   char b[32];
   std::snprintf(b, sizeof b, "%.1f%%", 100.0 * fraction);
   return b;
 }
+
+std::string trimmed(const char* formatted) {
+  std::string out = formatted;
+  const std::size_t end = out.find_last_not_of(" \n");
+  out.erase(end == std::string::npos ? 0 : end + 1);
+  return out + "\n";
+}
+
+namespace {
 
 std::string format_us(double us) {
   char b[32];
@@ -26,14 +34,6 @@ std::string matches(int hits, int points) {
   char b[48];
   std::snprintf(b, sizeof b, "%d/%d %.0f%%", hits, points, 100.0 * hits / points);
   return b;
-}
-
-// A table line without the padding of its last column, so that no line ends in spaces.
-std::string trimmed(const char* formatted) {
-  std::string out = formatted;
-  const std::size_t end = out.find_last_not_of(" \n");
-  out.erase(end == std::string::npos ? 0 : end + 1);
-  return out + "\n";
 }
 
 std::string line(const ErrorRow& r, bool with_ranks) {

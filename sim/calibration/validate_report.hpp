@@ -14,4 +14,9 @@ std::string validation_csv(const Validation& v);
 // Everything, predictions included.
 std::string validation_json(const Validation& v, const std::string& calibration_name);
 
+// A fraction as a percentage with one decimal ("3.4%").
+std::string percent(double fraction);
+// A table line without the padding of its last column, so that no line ends in spaces.
+std::string trimmed(const char* formatted);
+
 }  // namespace cs::cal

@@ -13,11 +13,13 @@
 #include "calibration/machine_match.hpp"
 #include "calibration/timing_select.hpp"
 #include "calibration/validate.hpp"
+#include "calibration/validate_cross.hpp"
 #include "calibration/validate_report.hpp"
 #include "cli/commands.hpp"
 #include "cli/output_files.hpp"
 #include "cli/output_guard.hpp"
 #include "collectives/comm_layout.hpp"
+#include "core/error.hpp"
 #include "topology/loader.hpp"
 
 namespace cs::cli {
@@ -30,9 +32,45 @@ struct ValidateArgs {
   std::string csv;
   std::string json;
   std::string timing = "host_paced";
+  std::vector<std::string> cross;
 };
 
+// --cross: each folder fitted whole predicts every other folder of its GPU model.
+void run_cross(const ValidateArgs& a) {
+  const cal::NcclTiming timing = cal::nccl_timing_option(a.timing, "timing");
+  if (!a.calibration.empty())
+    throw InputError("--cross fits each run itself; it takes no --calibration");
+  if (a.cross.size() < 2) throw InputError("--cross needs two or more data folders");
+  const topo::Cluster cluster = topo::load_cluster(a.topology);
+  std::vector<cal::NamedRun> runs;
+  std::vector<NamedPath> inputs = {{"--topology file", a.topology}};
+  for (const std::string& folder : a.cross) {
+    cal::NamedRun run{cal::base_name(folder), cal::read_measurements(folder)};
+    for (NamedPath& in : measurement_inputs(run.data, FittedFiles::protected_))
+      inputs.push_back(std::move(in));
+    cal::select_nccl_timing(run.data, timing);
+    cal::check_measurements_match(run.data, cluster);
+    runs.push_back(std::move(run));
+  }
+  refuse_outputs_over_inputs({{"--csv", a.csv}, {"--json", a.json}}, inputs);
+  const std::string timing_line =
+      std::string("timing: ") + cal::to_string(timing) +
+      (timing == cal::NcclTiming::gated ? " (host_paced where a size has no gated record)" : "");
+  const cal::CrossValidation v = cal::cross_validate(runs, cluster, timing);
+  OutputFiles files;
+  if (!a.csv.empty()) files.add("--csv", a.csv, cal::cross_validation_csv(v));
+  if (!a.json.empty()) files.add("--json", a.json, cal::cross_validation_json(v, timing_line));
+  files.write_all();
+  std::cout << cal::cross_validation_text(v, timing_line);
+}
+
 void run_validate(const ValidateArgs& a) {
+  if (!a.cross.empty()) {
+    if (!a.data.empty()) throw InputError("give --data or --cross, not both");
+    run_cross(a);
+    return;
+  }
+  if (a.data.empty()) throw InputError("validate needs --data (or --cross with two or more)");
   const cal::NcclTiming timing = cal::nccl_timing_option(a.timing, "timing");
   cal::Measurements data = cal::read_measurements(a.data);
   // The files the flags name first, so that an error names the flag the user gave.
@@ -78,7 +116,11 @@ void add_validate_command(CLI::App& app) {
   auto args = std::make_shared<ValidateArgs>();
   cmd->add_option("--topology,-t", args->topology, "The measured machine's topology YAML")
       ->required();
-  cmd->add_option("--data,-d", args->data, "Folder of measurement JSON files")->required();
+  cmd->add_option("--data,-d", args->data, "Folder of measurement JSON files");
+  cmd->add_option("--cross", args->cross,
+                  "Fit on one machine, predict the others: data folders, each fitted on all its "
+                  "points and predicting every other folder of its GPU model")
+      ->expected(2, -1);
   cmd->add_option("--calibration,-c", args->calibration,
                   "Calibration file from `clustersim fit` (default: fit in memory)");
   cmd->add_option("--csv", args->csv, "Also write the tables as CSV to this file");

@@ -15,6 +15,11 @@ bin=${1:-$root/build/sim/clustersim}
 # Run 3 of the same machine on the GPUs' own time (gated records), fitted in memory.
 "$bin" validate --topology "$root/topologies/h200-4gpu.yaml" --data "$root/calibrate/data/h200x4-run3" \
   --timing gated 2>/dev/null > "$root/tests/golden/validate/h200x4-run3-gated.txt"
+# Fit on one machine, predict the others: the H200 runs with gated records.
+data=$root/calibrate/data
+"$bin" validate --topology "$root/topologies/h200-4gpu.yaml" --timing gated --cross \
+  "$data/h200x4-run3" "$data/h200x4-run4" "$data/h200x4-run5" "$data/h200x2-run2" \
+  "$data/h200x2-run3" 2>/dev/null > "$root/tests/golden/validate/cross-h200-gated.txt"
 # The other machines' calibration files (no golden output: h200x2 has one rank count, the
 # single-GPU machines no NCCL runs). Each is fitted on the topology closest to the machine.
 for pair in h200x2:h200-4gpu h100x1:dgx-h100 h200x1:dgx-h200; do
@@ -23,4 +28,4 @@ for pair in h200x2:h200-4gpu h100x1:dgx-h100 h200x1:dgx-h200; do
   "$bin" fit "$root/calibrate/data/$machine" --topology "$root/topologies/${pair#*:}.yaml" \
     -o "$root/calibrate/data/$machine/calibration.json" >/dev/null
 done
-echo "refreshed calibrate/data/*/calibration.json and tests/golden/validate/h200x4*.txt"
+echo "refreshed calibrate/data/*/calibration.json and tests/golden/validate/*.txt"
