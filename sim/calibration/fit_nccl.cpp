@@ -48,7 +48,7 @@ Shapes shapes_for(const topo::ClusterGraph& graph, const std::vector<int>& count
 
 // Training rows of one (algo, proto): x = {1, steps, B * busBw}, t in us, where B is the
 // bandwidth part of the simulator's own time for the call under the current constants (its time
-// less the tuner's latency). B * busBw is the byte count the simulator moves at busBw (busBw /
+// less the call's run latency). B * busBw is the byte count the simulator moves at busBw (busBw /
 // algBw and the small-message channel shrink included), so the third coefficient is 1 / busBw.
 // Host-paced points the host floor of their collective hides are left out. Host-paced data
 // shows the GPUs' latency nowhere (the floor hides it at every size it would show), so with
@@ -81,9 +81,10 @@ std::vector<FitRow> rows_for(const Measurements& data, const Split& split, const
     const coll::CollectiveResult r = simulator.collective(*op, p.n_ranks, p.bytes, *options);
     const coll::Estimate& e = r.choice.estimate;
     if (r.choice.p2p || e.algo != algo || e.proto != proto || !(e.bus_bw_GBps > 0)) continue;
-    const double bandwidth_us = std::max(r.time_us() - e.latency_us, 0.0);
+    const double latency_us = r.choice.run_latency_us;
+    const double bandwidth_us = std::max(r.time_us() - latency_us, 0.0);
     if (fixed_latency) {
-      rows.push_back({{0.0, 0.0, bandwidth_us * e.bus_bw_GBps}, p.time_us, 1.0, e.latency_us});
+      rows.push_back({{0.0, 0.0, bandwidth_us * e.bus_bw_GBps}, p.time_us, 1.0, latency_us});
       continue;
     }
     rows.push_back({{1.0, static_cast<double>(latency_steps(*op, algo, p.n_ranks)),

@@ -25,12 +25,23 @@ int ring_network_steps(int steps, int n_ranks, int nodes) {
 double run_latency_us(const CommShape& shape, Op op, const TunerChoice& choice,
                       const NcclParams& params) {
   const Estimate& e = choice.estimate;
-  if (shape.n_nodes <= 1 || !(shape.net_step_latency_us > 0)) return e.latency_us;
   const int n = shape.n_ranks;
   const int nodes = shape.n_nodes;
   const int ia = index_of(choice.p2p ? Algo::ring : e.algo);
   const int ip = index_of(e.proto);
   const auto& net = params.hop_latency_us[index_of(LinkClass::network)];
+  const bool chain =
+      !choice.p2p && e.algo == Algo::ring && (op == Op::broadcast || op == Op::reduce);
+  if (chain && !(nodes > 1 && shape.net_step_latency_us > 0)) {
+    // NCCL's estimate charges a broadcast / reduce ring one hop (tuner.cpp); the pipeline runs
+    // through all n of them, N - 1 across the network at NCCL's network hop (+ the plugin's).
+    const double intra = params.hop_latency_us[index_of(shape.intra)][ia][ip];
+    const double ppn = static_cast<double>(n) / nodes;
+    const double plugin = shape.net_plugin_latency_us * (e.proto == Proto::simple ? 2.0 : 1.0);
+    const double inter = (ppn == 1.0 ? net[index_of(Algo::tree)][ip] : net[ia][ip]) + plugin;
+    return params.base_latency_us[ia][ip] + (n - (nodes - 1)) * intra + (nodes - 1) * inter;
+  }
+  if (nodes <= 1 || !(shape.net_step_latency_us > 0)) return e.latency_us;
   // With one rank per server NCCL prices the network with Tree's figures; so does this.
   const int net_algo = n == nodes ? index_of(Algo::tree) : ia;
   const double step =
@@ -44,7 +55,6 @@ double run_latency_us(const CommShape& shape, Op op, const TunerChoice& choice,
   }
   switch (e.algo) {
     case Algo::ring: {
-      const bool chain = op == Op::broadcast || op == Op::reduce;
       const int steps = op == Op::all_reduce ? 2 * (n - 1) : chain ? n : n - 1;
       const int across = chain ? nodes - 1 : ring_network_steps(steps, n, nodes);
       // NCCL's multi-node plateau factor (tuner.hpp) stays: it stands for the ring's real cost.

@@ -87,6 +87,14 @@ Estimate estimate_one(const CommShape& s, Op op, double bytes, Algo a, Proto p,
   double lat = prm.base_latency_us[ia][ip];
   switch (a) {
     case Algo::ring: {
+      if (op == Op::broadcast || op == Op::reduce) {
+        // NCCL charges a broadcast or reduce ring one hop of its hardware class when every
+        // channel follows the same ring (graph sameChannels, which its search keeps on the
+        // NVLink, NVSwitch and PCIe servers modelled here). The run pays the pipeline's hops
+        // (transport.cpp, run_latency_us).
+        lat += nodes == 1 ? intra_lat : net[ia][ip];
+        break;
+      }
       const int inter_steps = nodes == 1 ? 0 : op == Op::all_reduce ? 2 * (nodes - 1) : nodes - 1;
       lat += (nsteps - inter_steps) * intra_lat + inter_steps * inter_lat;
       break;

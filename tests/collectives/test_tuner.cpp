@@ -163,3 +163,21 @@ TEST_CASE(
   for (const Estimate& e : estimate_all(dgx_one_node(), Op::all_gather, 1e6, prm, TunerOptions{}))
     CHECK(e.algo != Algo::pat);
 }
+
+TEST_CASE("broadcast: NCCL charges its ring one hop, the run pays every hop of the pipeline") {
+  // Four ranks of the DGX shape (12 x 30 GB/s; every channel on the same ring, NCCL's
+  // sameChannels). NCCL's latency: Ring LL 6.6 + 0.6 = 7.2 us, LL128 14.0 + 1.9 = 15.9, Simple
+  // 8.4 + 3.4 = 11.8. Broadcast's algbw is its busBw (nsteps = n): LL 141, LL128 331.2, Simple
+  // 360 GB/s. At 2 MiB: LL 7.2 + 14.87 = 22.07, LL128 15.9 + 6.33 = 22.23, Simple 11.8 + 5.83 =
+  // 17.63 us: Simple, as NCCL logged on 3 and 4 H200s. At 1 MiB: LL 7.2 + 7.44 = 14.64 against
+  // Simple 11.8 + 2.91 = 14.71: LL.
+  const NcclParams prm = nccl_priors(GpuArch::hopper);
+  CommShape s = dgx_one_node();
+  s.n_ranks = 4;
+  const TunerChoice at2 = choose(s, Op::broadcast, 2097152, prm, TunerOptions{});
+  CHECK(at2.estimate.proto == Proto::simple);
+  CHECK(at2.estimate.latency_us == doctest::Approx(11.8));
+  CHECK(choose(s, Op::broadcast, 1048576, prm, TunerOptions{}).estimate.proto == Proto::ll);
+  // The pipeline itself crosses all 4 hops: 8.4 + 4 x 3.4 = 22.0 us.
+  CHECK(at2.run_latency_us == doctest::Approx(22.0));
+}
