@@ -1,17 +1,22 @@
 // NCCL collective timings on the GPUs of one node, nccl-tests conventions: S is the full buffer,
 // one timed region holds several back-to-back calls (time averaged over them), the median of the
-// regions is reported, algbw = S / t and busbw = algbw x the op's bus factor. One process drives
-// all ranks (ncclCommInitAll). NCCL_ALGO / NCCL_PROTO are read from the environment and recorded;
-// the algorithm, protocol and channels NCCL actually chose come from its TUNING debug log.
+// regions is reported, algbw = S / t and busbw = algbw x the op's bus factor. Two launches: one
+// process drives all ranks (single_process, ncclCommInitAll), or one process per GPU
+// (process_per_gpu, ncclCommInitRank), started by torchrun, mpirun or --procs=N, as users run NCCL.
+// NCCL_ALGO / NCCL_PROTO are read from the environment and recorded; the algorithm, protocol and
+// channels NCCL actually chose come from its TUNING debug log (rank 0's).
 #include <cuda_runtime.h>
 #include <nccl.h>
 
 #include <atomic>
 #include <cctype>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -20,45 +25,70 @@
 #include "common/events.hpp"
 #include "common/fill.hpp"
 #include "common/harness.hpp"
+#include "common/launch.hpp"
 #include "common/nccl_log.hpp"
 #include "common/node_info.hpp"
+#include "common/rendezvous.hpp"
 
 namespace {
 
 using cs_cal::DeviceBuffer;
 using cs_cal::Point;
+using cs_cal::RankPlace;
 using cs_cal::Record;
 
 constexpr size_t kMiB = 1024 * 1024;
 constexpr size_t kFloat = sizeof(float);
 
-// Holds rank 0's stream until the host sets *flag: calls queued behind it then run back to back,
-// free of the gaps one host thread leaves while it launches n ranks' kernels for every call.
+// How the ranks were started, recorded in every record as `launch`.
+enum class Launch { single_process, process_per_gpu };
+
+const char* to_string(Launch launch) {
+  return launch == Launch::single_process ? "single_process" : "process_per_gpu";
+}
+
+// Holds a stream until the host sets *flag: calls queued behind it then run back to back, free of
+// the gaps the host leaves while it launches them.
 __global__ void gate_kernel(volatile int* flag) {
   while (*flag == 0) __nanosleep(1000);
 }
 
-// One communicator clique over GPUs 0..n-1 with a stream, buffers and a join event per rank.
+// One rank this process drives: its GPU, communicator, stream, buffers and a join event.
+struct LocalRank {
+  int rank = 0;
+  int device = 0;
+  ncclComm_t comm = nullptr;
+  cudaStream_t stream{};
+  cudaEvent_t joined{};
+  std::unique_ptr<DeviceBuffer> send;
+  std::unique_ptr<DeviceBuffer> recv;
+};
+
+// The ranks of one communicator clique that this process drives: all n (single_process,
+// ncclCommInitAll over GPUs 0..n-1) or its own (process_per_gpu, ncclCommInitRank on GPU
+// local_rank). A process of several also holds a side communicator, split from the first, for the
+// barrier and the slowest rank's time: it must run while the first is held behind the gate.
 struct Clique {
-  Clique(int ranks, size_t max_bytes)
-      : n(ranks), comms(ranks), streams(ranks), joined(ranks), events(0) {
+  Clique(int nranks, size_t max_bytes) : launch(Launch::single_process), n(nranks), events(0) {
+    std::vector<ncclComm_t> comms(n);
     std::vector<int> devices(n);
     for (int r = 0; r < n; ++r) devices[r] = r;
     NCCL_CHECK(ncclCommInitAll(comms.data(), n, devices.data()));
-    for (int r = 0; r < n; ++r) {
-      CUDA_CHECK(cudaSetDevice(r));
-      CUDA_CHECK(cudaStreamCreateWithFlags(&streams[r], cudaStreamNonBlocking));
-      CUDA_CHECK(cudaEventCreateWithFlags(&joined[r], cudaEventDisableTiming));
-      send.push_back(std::make_unique<DeviceBuffer>(r, max_bytes));
-      recv.push_back(std::make_unique<DeviceBuffer>(r, max_bytes));
-      cs_cal::fill_random(send[r]->as<float>(), max_bytes / kFloat, 1000u + r, streams[r]);
-      cs_cal::fill_random(recv[r]->as<float>(), max_bytes / kFloat, 2000u + r, streams[r]);
-    }
-    for (int r = 0; r < n; ++r) CUDA_CHECK(cudaStreamSynchronize(streams[r]));
-    void* flag = nullptr;
-    CUDA_CHECK(cudaHostAlloc(&flag, sizeof(int), cudaHostAllocMapped | cudaHostAllocPortable));
-    gate = static_cast<volatile int*>(flag);
-    *gate = 0;
+    for (int r = 0; r < n; ++r) add_rank(r, r, comms[r], max_bytes);
+    make_gate();
+  }
+  Clique(const RankPlace& place, const ncclUniqueId& id, size_t max_bytes)
+      : launch(Launch::process_per_gpu), n(place.world_size), events(place.local_rank) {
+    CUDA_CHECK(cudaSetDevice(place.local_rank));
+    ncclComm_t comm = nullptr;
+    NCCL_CHECK(ncclCommInitRank(&comm, n, id, place.rank));
+    add_rank(place.rank, place.local_rank, comm, max_bytes);
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.splitShare = 0;  // resources of its own: it runs while `comm`'s calls wait at the gate
+    NCCL_CHECK(ncclCommSplit(comm, 0, place.rank, &side_comm, &config));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&side_stream, cudaStreamNonBlocking));
+    side_buffer = std::make_unique<DeviceBuffer>(place.local_rank, sizeof(double));
+    make_gate();
   }
   ~Clique() {
     destroy();
@@ -66,22 +96,46 @@ struct Clique {
   }
   // Ends the communicators (NCCL finishes its log lines) and frees the buffers.
   void destroy() {
-    for (ncclComm_t& comm : comms) {
-      if (comm != nullptr) ncclCommDestroy(comm);
-      comm = nullptr;
+    if (side_comm != nullptr) ncclCommDestroy(side_comm);
+    side_comm = nullptr;
+    for (LocalRank& r : ranks) {
+      if (r.comm != nullptr) ncclCommDestroy(r.comm);
+      r.comm = nullptr;
+      r.send.reset();
+      r.recv.reset();
     }
-    send.clear();
-    recv.clear();
   }
 
-  int n;
-  std::vector<ncclComm_t> comms;
-  std::vector<cudaStream_t> streams;
-  std::vector<cudaEvent_t> joined;
-  std::vector<std::unique_ptr<DeviceBuffer>> send;
-  std::vector<std::unique_ptr<DeviceBuffer>> recv;
-  cs_cal::EventPair events;      // on GPU 0
-  volatile int* gate = nullptr;  // pinned, mapped: host writes, gate_kernel reads
+  Launch launch;
+  int n;                           // ranks in the clique, in this process or not
+  std::vector<LocalRank> ranks;    // those this process drives
+  cs_cal::EventPair events;        // on ranks[0]'s GPU
+  volatile int* gate = nullptr;    // pinned, mapped: host writes, gate_kernel reads
+  ncclComm_t side_comm = nullptr;  // process_per_gpu only, as the two below
+  cudaStream_t side_stream{};
+  std::unique_ptr<DeviceBuffer> side_buffer;
+
+ private:
+  void add_rank(int rank, int device, ncclComm_t comm, size_t max_bytes) {
+    LocalRank& r = ranks.emplace_back();
+    r.rank = rank;
+    r.device = device;
+    r.comm = comm;
+    CUDA_CHECK(cudaSetDevice(device));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&r.stream, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaEventCreateWithFlags(&r.joined, cudaEventDisableTiming));
+    r.send = std::make_unique<DeviceBuffer>(device, max_bytes);
+    r.recv = std::make_unique<DeviceBuffer>(device, max_bytes);
+    cs_cal::fill_random(r.send->as<float>(), max_bytes / kFloat, 1000u + rank, r.stream);
+    cs_cal::fill_random(r.recv->as<float>(), max_bytes / kFloat, 2000u + rank, r.stream);
+    CUDA_CHECK(cudaStreamSynchronize(r.stream));
+  }
+  void make_gate() {
+    void* flag = nullptr;
+    CUDA_CHECK(cudaHostAlloc(&flag, sizeof(int), cudaHostAllocMapped | cudaHostAllocPortable));
+    gate = static_cast<volatile int*>(flag);
+    *gate = 0;
+  }
 };
 
 // How an op sizes its call from S and how much of the bus it uses (nccl-tests' busbw factors).
@@ -101,60 +155,64 @@ const OpSpec kOps[] = {
     {"sendrecv", "", false, [](int) { return 1.0; }},
 };
 
-// Enqueues one call of `op` with `count` elements per call on every rank, as one NCCL group.
+// Enqueues one call of `op` with `count` elements per call on every rank this process drives, as
+// one NCCL group.
 void enqueue(Clique& c, const OpSpec& op, size_t count) {
   const std::string name = op.name;
+  const int n = c.n;
   NCCL_CHECK(ncclGroupStart());
-  for (int r = 0; r < c.n; ++r) {
-    float* send = c.send[r]->as<float>();
-    float* recv = c.recv[r]->as<float>();
+  for (const LocalRank& lr : c.ranks) {
+    const int r = lr.rank;
+    float* send = lr.send->as<float>();
+    float* recv = lr.recv->as<float>();
     if (name == "allreduce") {
-      NCCL_CHECK(ncclAllReduce(send, recv, count, ncclFloat, ncclSum, c.comms[r], c.streams[r]));
+      NCCL_CHECK(ncclAllReduce(send, recv, count, ncclFloat, ncclSum, lr.comm, lr.stream));
     } else if (name == "allgather") {
-      NCCL_CHECK(ncclAllGather(send, recv, count, ncclFloat, c.comms[r], c.streams[r]));
+      NCCL_CHECK(ncclAllGather(send, recv, count, ncclFloat, lr.comm, lr.stream));
     } else if (name == "reducescatter") {
-      NCCL_CHECK(
-          ncclReduceScatter(send, recv, count, ncclFloat, ncclSum, c.comms[r], c.streams[r]));
+      NCCL_CHECK(ncclReduceScatter(send, recv, count, ncclFloat, ncclSum, lr.comm, lr.stream));
     } else if (name == "broadcast") {
-      NCCL_CHECK(ncclBroadcast(send, recv, count, ncclFloat, 0, c.comms[r], c.streams[r]));
+      NCCL_CHECK(ncclBroadcast(send, recv, count, ncclFloat, 0, lr.comm, lr.stream));
     } else if (name == "alltoall") {
-      for (int peer = 0; peer < c.n; ++peer) {
-        NCCL_CHECK(ncclSend(send + peer * count, count, ncclFloat, peer, c.comms[r], c.streams[r]));
-        NCCL_CHECK(ncclRecv(recv + peer * count, count, ncclFloat, peer, c.comms[r], c.streams[r]));
+      for (int peer = 0; peer < n; ++peer) {
+        NCCL_CHECK(ncclSend(send + peer * count, count, ncclFloat, peer, lr.comm, lr.stream));
+        NCCL_CHECK(ncclRecv(recv + peer * count, count, ncclFloat, peer, lr.comm, lr.stream));
       }
     } else {  // sendrecv: a ring, each rank sends to the next and receives from the previous
-      NCCL_CHECK(ncclSend(send, count, ncclFloat, (r + 1) % c.n, c.comms[r], c.streams[r]));
-      NCCL_CHECK(ncclRecv(recv, count, ncclFloat, (r + c.n - 1) % c.n, c.comms[r], c.streams[r]));
+      NCCL_CHECK(ncclSend(send, count, ncclFloat, (r + 1) % n, lr.comm, lr.stream));
+      NCCL_CHECK(ncclRecv(recv, count, ncclFloat, (r + n - 1) % n, lr.comm, lr.stream));
     }
   }
   NCCL_CHECK(ncclGroupEnd());
 }
 
-// `calls` back-to-back calls between an event on rank 0's stream (which every rank's stream waits
-// for) and an event after every rank's stream has finished. Seconds per call. Host-paced: the GPUs
-// start as soon as the first call is launched, so small calls are paced by the host's launches.
-// Gated: everything is queued behind gate_kernel first and released at once (GPU time alone).
-double time_calls(Clique& c, const OpSpec& op, size_t count, int calls, bool gated = false) {
-  CUDA_CHECK(cudaSetDevice(0));
+// single_process: `calls` back-to-back calls between an event on rank 0's stream (which every
+// rank's stream waits for) and an event after every rank's stream has finished. Seconds per call.
+// Host-paced: the GPUs start as soon as the first call is launched, so small calls are paced by the
+// host's launches. Gated: everything is queued behind gate_kernel on rank 0's stream first and
+// released at once (GPU time alone).
+double time_calls_together(Clique& c, const OpSpec& op, size_t count, int calls, bool gated) {
+  std::vector<LocalRank>& ranks = c.ranks;
+  CUDA_CHECK(cudaSetDevice(ranks[0].device));
   if (gated) {
     *c.gate = 0;
-    gate_kernel<<<1, 1, 0, c.streams[0]>>>(c.gate);
+    gate_kernel<<<1, 1, 0, ranks[0].stream>>>(c.gate);
     CUDA_CHECK_LAUNCH();
   }
-  CUDA_CHECK(cudaEventRecord(c.events.start(), c.streams[0]));
-  for (int r = 1; r < c.n; ++r) {
-    CUDA_CHECK(cudaSetDevice(r));
-    CUDA_CHECK(cudaStreamWaitEvent(c.streams[r], c.events.start(), 0));
+  CUDA_CHECK(cudaEventRecord(c.events.start(), ranks[0].stream));
+  for (size_t r = 1; r < ranks.size(); ++r) {
+    CUDA_CHECK(cudaSetDevice(ranks[r].device));
+    CUDA_CHECK(cudaStreamWaitEvent(ranks[r].stream, c.events.start(), 0));
   }
   for (int i = 0; i < calls; ++i) enqueue(c, op, count);
-  for (int r = 1; r < c.n; ++r) {
-    CUDA_CHECK(cudaSetDevice(r));
-    CUDA_CHECK(cudaEventRecord(c.joined[r], c.streams[r]));
-    CUDA_CHECK(cudaSetDevice(0));
-    CUDA_CHECK(cudaStreamWaitEvent(c.streams[0], c.joined[r], 0));
+  for (size_t r = 1; r < ranks.size(); ++r) {
+    CUDA_CHECK(cudaSetDevice(ranks[r].device));
+    CUDA_CHECK(cudaEventRecord(ranks[r].joined, ranks[r].stream));
+    CUDA_CHECK(cudaSetDevice(ranks[0].device));
+    CUDA_CHECK(cudaStreamWaitEvent(ranks[0].stream, ranks[r].joined, 0));
   }
-  CUDA_CHECK(cudaSetDevice(0));
-  CUDA_CHECK(cudaEventRecord(c.events.stop(), c.streams[0]));
+  CUDA_CHECK(cudaSetDevice(ranks[0].device));
+  CUDA_CHECK(cudaEventRecord(c.events.stop(), ranks[0].stream));
   if (gated) {
     std::atomic_thread_fence(std::memory_order_seq_cst);
     *c.gate = 1;
@@ -162,30 +220,85 @@ double time_calls(Clique& c, const OpSpec& op, size_t count, int calls, bool gat
   return c.events.seconds() / calls;
 }
 
+// process_per_gpu: returns once every rank has reached it. A one-byte all-reduce on the side
+// communicator, waited for; one byte, so that its TUNING lines ("AllReduce: 1 Bytes") match no
+// measured point (float32: multiples of 4 bytes).
+void barrier(Clique& c) {
+  std::uint8_t* byte = c.side_buffer->as<std::uint8_t>();
+  NCCL_CHECK(ncclAllReduce(byte, byte, 1, ncclUint8, ncclMax, c.side_comm, c.side_stream));
+  CUDA_CHECK(cudaStreamSynchronize(c.side_stream));
+}
+
+// process_per_gpu: the largest of every rank's `seconds`, on rank 0, the one that reports (the
+// others get their own). A reduce to rank 0, not an all-reduce: NCCL logs an 8-byte all-reduce as
+// it logs the 8-byte all-reduce point's calls, and no point is a reduce.
+double slowest_rank(Clique& c, double seconds) {
+  double* value = c.side_buffer->as<double>();
+  CUDA_CHECK(
+      cudaMemcpyAsync(value, &seconds, sizeof seconds, cudaMemcpyHostToDevice, c.side_stream));
+  NCCL_CHECK(ncclReduce(value, value, 1, ncclFloat64, ncclMax, 0, c.side_comm, c.side_stream));
+  double slowest = seconds;
+  CUDA_CHECK(
+      cudaMemcpyAsync(&slowest, value, sizeof slowest, cudaMemcpyDeviceToHost, c.side_stream));
+  CUDA_CHECK(cudaStreamSynchronize(c.side_stream));
+  return slowest;
+}
+
+// process_per_gpu, as nccl-tests times it: every rank times its own `calls` between two events on
+// its own stream, after a barrier; the point's time is the slowest rank's. Host-paced: barrier,
+// then the calls. Gated: the calls queued behind this rank's gate, the barrier (on the side
+// communicator, since the first one's calls are held), then every rank releases its gate.
+double time_calls_per_process(Clique& c, const OpSpec& op, size_t count, int calls, bool gated) {
+  const LocalRank& me = c.ranks[0];
+  CUDA_CHECK(cudaSetDevice(me.device));
+  if (gated) {
+    *c.gate = 0;
+    gate_kernel<<<1, 1, 0, me.stream>>>(c.gate);
+    CUDA_CHECK_LAUNCH();
+  } else {
+    barrier(c);
+  }
+  CUDA_CHECK(cudaEventRecord(c.events.start(), me.stream));
+  for (int i = 0; i < calls; ++i) enqueue(c, op, count);
+  CUDA_CHECK(cudaEventRecord(c.events.stop(), me.stream));
+  if (gated) {
+    barrier(c);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    *c.gate = 1;
+  }
+  return slowest_rank(c, c.events.seconds()) / calls;
+}
+
+// Seconds per call of `op`, timed as the clique's launch allows.
+double time_calls(Clique& c, const OpSpec& op, size_t count, int calls, bool gated = false) {
+  return c.launch == Launch::single_process ? time_calls_together(c, op, count, calls, gated)
+                                            : time_calls_per_process(c, op, count, calls, gated);
+}
+
 // All-reduce of the constant r+1 on rank r must give n(n+1)/2 everywhere: NCCL works before we time
-// it.
+// it. Each process checks the ranks it drives.
 void check_allreduce(Clique& c) {
-  const size_t count = std::min<size_t>(1 << 20, c.send[0]->bytes() / kFloat);
-  for (int r = 0; r < c.n; ++r) {
-    CUDA_CHECK(cudaSetDevice(r));
-    cs_cal::fill_constant(c.send[r]->as<float>(), count, float(r + 1), c.streams[r]);
+  const size_t count = std::min<size_t>(1 << 20, c.ranks[0].send->bytes() / kFloat);
+  for (const LocalRank& lr : c.ranks) {
+    CUDA_CHECK(cudaSetDevice(lr.device));
+    cs_cal::fill_constant(lr.send->as<float>(), count, float(lr.rank + 1), lr.stream);
   }
   enqueue(c, kOps[0], count);
   const float expected = float(c.n * (c.n + 1) / 2);
-  for (int r = 0; r < c.n; ++r) {
+  for (const LocalRank& lr : c.ranks) {
     float got[2] = {0, 0};
-    CUDA_CHECK(cudaSetDevice(r));
-    CUDA_CHECK(cudaStreamSynchronize(c.streams[r]));
-    CUDA_CHECK(cudaMemcpy(&got[0], c.recv[r]->as<float>(), kFloat, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaSetDevice(lr.device));
+    CUDA_CHECK(cudaStreamSynchronize(lr.stream));
+    CUDA_CHECK(cudaMemcpy(&got[0], lr.recv->as<float>(), kFloat, cudaMemcpyDeviceToHost));
     CUDA_CHECK(
-        cudaMemcpy(&got[1], c.recv[r]->as<float>() + count - 1, kFloat, cudaMemcpyDeviceToHost));
+        cudaMemcpy(&got[1], lr.recv->as<float>() + count - 1, kFloat, cudaMemcpyDeviceToHost));
     if (got[0] != expected || got[1] != expected) {
-      throw cs_cal::DeviceError("all-reduce check failed on rank " + std::to_string(r) + ": got " +
-                                std::to_string(got[0]) + ", " + std::to_string(got[1]) +
+      throw cs_cal::DeviceError("all-reduce check failed on rank " + std::to_string(lr.rank) +
+                                ": got " + std::to_string(got[0]) + ", " + std::to_string(got[1]) +
                                 ", expected " + std::to_string(expected));
     }
-    cs_cal::fill_random(c.send[r]->as<float>(), count, 1000u + r, c.streams[r]);
-    CUDA_CHECK(cudaStreamSynchronize(c.streams[r]));
+    cs_cal::fill_random(lr.send->as<float>(), count, 1000u + lr.rank, lr.stream);
+    CUDA_CHECK(cudaStreamSynchronize(lr.stream));
   }
 }
 
@@ -235,6 +348,7 @@ void add_points(cs_cal::Harness& harness, const std::shared_ptr<Clique>& clique,
       p.name = std::string(gated ? "nccl-gated/" : "nccl/") + op.name + "/n" + std::to_string(n) +
                "/" + std::to_string(bytes);
       p.record.set("kind", "nccl").set("op", op.name).set("nranks", n);
+      p.record.set("launch", to_string(clique->launch));
       p.record.set("bytes", static_cast<std::int64_t>(bytes))
           .set("count", static_cast<std::int64_t>(bytes / kFloat));
       p.record.set("call_count", static_cast<std::int64_t>(count)).set("dtype", "float32");
@@ -292,12 +406,91 @@ void attach_tuning(const std::shared_ptr<Clique>& clique, const std::string& log
   }
 }
 
+// --launch: `auto` is one process per GPU when a launcher's variables name this process's rank
+// (torchrun, mpirun, --procs), else one process for all GPUs, as before the option existed.
+Launch launch_of(const std::string& option, const std::optional<RankPlace>& place) {
+  if (option == "single_process") {
+    if (place && place->world_size > 1)
+      throw cs_cal::DeviceError("--launch=single_process: this process is rank " +
+                                std::to_string(place->rank) + " of " +
+                                std::to_string(place->world_size) + " (" + place->named_by +
+                                "); each of them would drive every GPU");
+    return Launch::single_process;
+  }
+  if (option == "process_per_gpu" || (option == "auto" && place)) {
+    if (!place)
+      throw cs_cal::DeviceError(
+          "--launch=process_per_gpu: no rank in the environment; start it with --procs=N, "
+          "torchrun (RANK, WORLD_SIZE, LOCAL_RANK) or mpirun (OMPI_COMM_WORLD_*)");
+    return Launch::process_per_gpu;
+  }
+  if (option == "auto") return Launch::single_process;
+  throw cs_cal::DeviceError("--launch: expected auto, single_process or process_per_gpu, got '" +
+                            option + "'");
+}
+
+// NCCL opens NCCL_DEBUG_FILE for writing in every process: ranks other than 0 write beside rank 0's
+// file (`.rank<r>`) unless the name holds NCCL's %p (the process id) already. Before any NCCL call.
+void give_rank_its_log(int rank) {
+  const char* pattern = std::getenv("NCCL_DEBUG_FILE");
+  if (rank == 0 || pattern == nullptr || std::string(pattern).find("%p") != std::string::npos)
+    return;
+  setenv("NCCL_DEBUG_FILE", (std::string(pattern) + ".rank" + std::to_string(rank)).c_str(), 1);
+}
+
+// NCCL's unique id of this run: rank 0 makes it and publishes it in the rendezvous directory (hex
+// text), the other ranks wait for it there.
+ncclUniqueId exchange_unique_id(const RankPlace& me, const std::string& dir, double timeout_s) {
+  constexpr const char* kFile = "nccl-unique-id";
+  ncclUniqueId id{};
+  if (me.rank == 0) {
+    NCCL_CHECK(ncclGetUniqueId(&id));
+    std::string hex;
+    for (const char byte : id.internal) {
+      char digits[3];
+      std::snprintf(digits, sizeof digits, "%02x", static_cast<unsigned char>(byte));
+      hex += digits;
+    }
+    cs_cal::publish_file(dir, kFile, hex + "\n");
+    return id;
+  }
+  const std::string hex = cs_cal::await_file(dir, kFile, timeout_s, "rank 0");
+  if (hex.size() < 2 * sizeof id.internal)
+    throw cs_cal::DeviceError("rendezvous: " + dir + "/" + kFile + " is not an NCCL unique id");
+  for (size_t i = 0; i < sizeof id.internal; ++i)
+    id.internal[i] = static_cast<char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
+  return id;
+}
+
+// One rank of a process-per-GPU run: its GPU, its log, the unique id through the rendezvous
+// directory, its communicator; only rank 0 reports.
+std::shared_ptr<Clique> join_clique(const cs_cal::Options& options, const RankPlace& me,
+                                    size_t max_bytes, cs_cal::Harness& harness) {
+  if (options.integer("nranks") != 0 && options.integer("nranks") != me.world_size)
+    throw cs_cal::DeviceError("--nranks=" + options.text("nranks") + ": this run has " +
+                              std::to_string(me.world_size) + " processes, one rank each");
+  harness.run_in_lockstep(me.rank == 0);
+  cs_cal::require_gpus(me.local_rank + 1);
+  const std::string dir = options.text("rendezvous").empty()
+                              ? env_or(cs_cal::kRendezvousVariable, "")
+                              : options.text("rendezvous");
+  if (dir.empty())
+    throw cs_cal::DeviceError(
+        "one process per GPU needs a rendezvous directory that every rank reads: "
+        "--rendezvous=DIR (--procs=N makes one)");
+  const long long timeout_s = options.integer("rendezvous-timeout-s");
+  if (timeout_s < 1) throw cs_cal::DeviceError("--rendezvous-timeout-s: expected 1 or more");
+  give_rank_its_log(me.rank);
+  const ncclUniqueId id = exchange_unique_id(me, dir, static_cast<double>(timeout_s));
+  auto clique = std::make_shared<Clique>(me, id, max_bytes);
+  // Every rank has read the id once its communicator exists: the directory can serve the next run.
+  if (me.rank == 0) cs_cal::withdraw_file(dir, "nccl-unique-id");
+  return clique;
+}
+
 void setup(const cs_cal::Options& options, cs_cal::Harness& harness) {
-  // Two GPUs by default; --nranks=1 asks for NCCL's one-rank path (a copy on the GPU) on purpose.
-  const int visible = cs_cal::require_gpus(options.integer("nranks") == 1 ? 1 : 2);
-  const int n =
-      options.integer("nranks") > 0 ? static_cast<int>(options.integer("nranks")) : visible;
-  cs_cal::require_gpus(n);
+  const std::optional<RankPlace> place = cs_cal::rank_from_environment();
+  const Launch launch = launch_of(options.text("launch"), place);
   const auto sizes =
       cs_cal::geometric_sizes(options.count("min-bytes"), options.count("max-bytes"), 2);
   if (sizes.empty()) throw cs_cal::DeviceError("empty size sweep: --min-bytes exceeds --max-bytes");
@@ -306,7 +499,18 @@ void setup(const cs_cal::Options& options, cs_cal::Harness& harness) {
   if (calls_scale < 1 || calls_scale > 1000)
     throw cs_cal::DeviceError("--calls-scale: expected 1..1000, got " +
                               std::to_string(calls_scale));
-  auto clique = std::make_shared<Clique>(n, sizes.back() + offset * kFloat * n);
+  std::shared_ptr<Clique> clique;
+  if (launch == Launch::single_process) {
+    // Two GPUs by default; --nranks=1 asks for NCCL's one-rank path (a copy on the GPU) on purpose.
+    const int visible = cs_cal::require_gpus(options.integer("nranks") == 1 ? 1 : 2);
+    const int n =
+        options.integer("nranks") > 0 ? static_cast<int>(options.integer("nranks")) : visible;
+    cs_cal::require_gpus(n);
+    clique = std::make_shared<Clique>(n, sizes.back() + offset * kFloat * n);
+  } else {
+    const size_t n = static_cast<size_t>(place->world_size);
+    clique = join_clique(options, *place, sizes.back() + offset * kFloat * n, harness);
+  }
   check_allreduce(*clique);
   for (const std::string& name : split_commas(options.text("ops"))) {
     bool known = false;
@@ -321,9 +525,11 @@ void setup(const cs_cal::Options& options, cs_cal::Harness& harness) {
           "--ops: unknown op '" + name +
           "' (allreduce, allgather, reducescatter, broadcast, alltoall, sendrecv)");
   }
-  std::string log_path =
-      options.text("nccl-log").empty() ? env_or("NCCL_DEBUG_FILE", "") : options.text("nccl-log");
-  if (log_path.find('%') != std::string::npos) log_path.clear();  // NCCL expands %h/%p; we cannot
+  // Only the reporting process (rank 0 of several) reads its log; the others just end.
+  std::string log_path = options.text("nccl-log").empty()
+                             ? cs_cal::nccl_debug_file_name(env_or("NCCL_DEBUG_FILE", ""))
+                             : options.text("nccl-log");
+  if (!harness.reports()) log_path.clear();
   harness.set_postprocess([clique, log_path, &harness](std::vector<Record>& records) {
     attach_tuning(clique, log_path, harness, records);
   });
@@ -341,6 +547,10 @@ int main(int argc, char** argv) {
        {"nccl-log", ""},
        {"gated-max-bytes", std::to_string(16 * kMiB)},
        {"chunk-offset-elements", "0"},
-       {"calls-scale", "1"}},
+       {"calls-scale", "1"},
+       {"launch", "auto"},
+       {"procs", "0"},
+       {"rendezvous", ""},
+       {"rendezvous-timeout-s", "120"}},
       setup);
 }

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "core/atomic_file.hpp"
+#include "launch.hpp"
 #include "node_info.hpp"
 
 namespace cs_cal {
@@ -21,18 +22,26 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Console output as usual, and the median of each point's repetitions kept by benchmark name.
+// Console output as usual (none when `quiet`), and the median of each point's repetitions kept by
+// benchmark name.
 class CollectingReporter : public benchmark::ConsoleReporter {
  public:
+  explicit CollectingReporter(bool quiet) : quiet_(quiet) {}
+  bool ReportContext(const Context& context) override {
+    return quiet_ || ConsoleReporter::ReportContext(context);
+  }
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& run : runs) {
       if (run.run_type != Run::RT_Aggregate || run.aggregate_name != "median") continue;
       const double iterations = run.iterations > 0 ? static_cast<double>(run.iterations) : 1.0;
       medians[run.run_name.function_name] = run.real_accumulated_time / iterations;
     }
-    ConsoleReporter::ReportRuns(runs);
+    if (!quiet_) ConsoleReporter::ReportRuns(runs);
   }
   std::map<std::string, double> medians;  // seconds per operation
+
+ private:
+  bool quiet_;
 };
 
 }  // namespace
@@ -80,6 +89,18 @@ size_t Options::count(const std::string& key) const {
   return static_cast<size_t>(number);
 }
 
+void Harness::run_in_lockstep(bool reports) {
+  for (const std::string& flag : benchmark_flags_) {
+    for (const char* refused :
+         {"--benchmark_enable_random_interleaving", "--benchmark_min_warmup_time"}) {
+      if (flag.rfind(refused, 0) == 0)
+        throw UsageError(flag + ": refused in a run of several processes, which must all run " +
+                         "the same points the same number of times in the same order");
+    }
+  }
+  reports_ = reports;
+}
+
 size_t Harness::run_and_write(const std::string& out_path) {
   std::map<std::string, int> seen;
   for (const Point& point : points_) {
@@ -106,7 +127,7 @@ size_t Harness::run_and_write(const std::string& out_path) {
         ->ReportAggregatesOnly(true)
         ->Unit(benchmark::kMicrosecond);
   }
-  CollectingReporter reporter;
+  CollectingReporter reporter(!reports_);
   benchmark::RunSpecifiedBenchmarks(&reporter);
 
   std::vector<Record> records;
@@ -120,6 +141,7 @@ size_t Harness::run_and_write(const std::string& out_path) {
     records.push_back(std::move(record));
   }
   if (postprocess_) postprocess_(records);
+  if (!reports_) return records.size();
 
   std::string text =
       "{\"schema\":\"clustersim-calibration-v1\",\n\"program\":" + json_string(program_) +
@@ -137,19 +159,34 @@ int calibration_main(int argc, char** argv, const std::string& program,
                      const std::function<void(const Options&, Harness&)>& setup) {
   option_defaults.emplace("out", program + ".json");
   Options options(std::move(option_defaults));
+  std::vector<std::string> copy_args, benchmark_flags;  // as given: for --procs' copies
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--procs=", 0) != 0) copy_args.push_back(arg);
+    if (arg.rfind("--benchmark_", 0) == 0) benchmark_flags.push_back(arg);
+  }
+  int procs = 0;
   try {
     options.parse(argc, argv);
     benchmark::Initialize(&argc, argv);
     if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+    if (options.declares("procs")) {
+      if (options.count("procs") > 1024)
+        throw UsageError("option --procs=" + options.text("procs") + ": expected 0..1024");
+      procs = static_cast<int>(options.count("procs"));
+    }
   } catch (const UsageError& e) {
     std::cerr << program << ": " << e.what() << "\n";
     return 2;
   }
   try {
-    Harness harness(program);
+    if (procs > 0) return run_copies(program, procs, copy_args);
+    Harness harness(program, benchmark_flags);
     setup(options, harness);
     const size_t written = harness.run_and_write(options.text("out"));
-    std::cerr << program << ": wrote " << written << " records to " << options.text("out") << "\n";
+    if (harness.reports())
+      std::cerr << program << ": wrote " << written << " records to " << options.text("out")
+                << "\n";
     return 0;
   } catch (const UsageError& e) {
     std::cerr << program << ": " << e.what() << "\n";

@@ -29,6 +29,7 @@ class Options {
   Options(std::map<std::string, std::string> defaults) : values_(std::move(defaults)) {}
   // Consumes the --key=value arguments that are declared; leaves --benchmark_* and the rest.
   void parse(int& argc, char** argv);
+  bool declares(const std::string& key) const { return values_.count(key) > 0; }
   const std::string& text(const std::string& key) const;
   long long integer(const std::string& key) const;
   // A byte count or an element count: an integer >= 0, else UsageError naming the option.
@@ -40,10 +41,20 @@ class Options {
 
 class Harness {
  public:
-  explicit Harness(std::string program) : program_(std::move(program)) {}
+  // `benchmark_flags`: the --benchmark_* arguments the program was given (run_in_lockstep checks
+  // them).
+  explicit Harness(std::string program, std::vector<std::string> benchmark_flags = {})
+      : program_(std::move(program)), benchmark_flags_(std::move(benchmark_flags)) {}
   void add(Point point) { points_.push_back(std::move(point)); }
+  // For one process of several that time collectives together: each must run the same points the
+  // same number of times in the same order, so Google Benchmark's flags that would not (random
+  // interleaving, a warm-up timed to a minimum) are refused. Only the process with `reports` prints
+  // and writes the file; the others measure silently.
+  void run_in_lockstep(bool reports);
+  bool reports() const { return reports_; }
   // Runs every point (Google Benchmark filters apply) and writes {schema, program, node, env,
-  // measurements} to `out_path` atomically. Returns the number of records written.
+  // measurements} to `out_path` atomically. Returns the number of records written (measured, on a
+  // process that does not report).
   size_t run_and_write(const std::string& out_path);
   // Extra top-level JSON members (key -> JSON text), e.g. NCCL's chosen algorithms, set after
   // running.
@@ -58,6 +69,8 @@ class Harness {
 
  private:
   std::string program_;
+  std::vector<std::string> benchmark_flags_;
+  bool reports_ = true;
   std::vector<Point> points_;
   std::map<std::string, std::string> notes_;
   std::function<void(std::vector<Record>&)> postprocess_;
@@ -65,7 +78,9 @@ class Harness {
 
 // The whole main() of a calibration program: parses options (adds --out, default
 // "<program>.json"), lets `setup` register points, runs them, writes the file; turns errors into
-// one line on stderr and exit code 1 (2 for bad options).
+// one line on stderr and exit code 1 (2 for bad options). A program that declares the option
+// `procs` can be started as one process per GPU: --procs=N makes this process start N copies of the
+// program with the other arguments (launch.hpp, run_copies) and return their exit code.
 int calibration_main(int argc, char** argv, const std::string& program,
                      std::map<std::string, std::string> option_defaults,
                      const std::function<void(const Options&, Harness&)>& setup);

@@ -1,7 +1,10 @@
 // TuningLog: a tolerant scanner of NCCL's "<Func>: <n> Bytes -> Algo <a> proto <p>
-// channel{Lo..Hi}={lo..hi}" lines.
+// channel{Lo..Hi}={lo..hi}" lines; nccl_debug_file_name: where NCCL_DEBUG_FILE sends them.
 #include "nccl_log.hpp"
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <regex>
 
 namespace cs_cal {
@@ -41,6 +44,32 @@ std::optional<TuningChoice> TuningLog::choice(const std::string& function,
     }
   }
   return best;
+}
+
+std::string nccl_debug_file_name(const std::string& pattern) {
+  char host[1024] = "unknown";
+  if (gethostname(host, sizeof host) != 0) std::snprintf(host, sizeof host, "unknown");
+  host[sizeof host - 1] = '\0';
+  const std::string hostname = std::string(host).substr(0, std::string(host).find('.'));
+  std::string name;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '%' || i + 1 == pattern.size()) {
+      name += pattern[i];
+      continue;
+    }
+    const char code = pattern[++i];
+    if (code == '%') {
+      name += '%';
+    } else if (code == 'h') {
+      name += hostname;
+    } else if (code == 'p') {
+      name += std::to_string(getpid());
+    } else {  // NCCL echoes what it does not know
+      name += '%';
+      name += code;
+    }
+  }
+  return name;
 }
 
 }  // namespace cs_cal

@@ -39,4 +39,8 @@ class TuningLog {
   size_t lines_ = 0;
 };
 
+// The file NCCL writes this process's log to for NCCL_DEBUG_FILE=`pattern`: %h becomes the host
+// name up to its first '.', %p the process id, %% one '%' (NCCL's debug.cc, ncclDebugInit).
+std::string nccl_debug_file_name(const std::string& pattern);
+
 }  // namespace cs_cal
