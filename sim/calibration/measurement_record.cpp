@@ -137,6 +137,10 @@ NcclPoint read_nccl(const RecordReader& r, double max_bytes) {
   p.algo = r.text_or("algo", "");
   p.proto = r.text_or("proto", "");
   p.channels = r.integer_or("channels", 0);
+  // How cs_cal_nccl started its ranks; files from before the field ran one process for all.
+  p.launch = r.text_or("launch", "single_process");
+  if (p.launch != "single_process" && p.launch != "process_per_gpu")
+    r.fail("launch", "unknown value '" + p.launch + "'; valid: single_process, process_per_gpu");
   p.loc = r.loc();
   return p;
 }
@@ -170,11 +174,12 @@ CopyPoint read_copy(const RecordReader& r, double max_bytes) {
 // The keys of each kind the fitter reads, as calibrate/README.md lists them: kind, time_us,
 // repetitions and iterations, then the kind's own.
 const std::map<std::string, std::vector<std::string>> kRecordKeys = {
-    {"nccl",
-     {"kind",        "time_us",      "repetitions", "iterations", "timing", "op",
-      "nranks",      "bytes",        "count",       "call_count", "dtype",  "chunk_offset_elements",
-      "forced_algo", "forced_proto", "algbw_GBps",  "busbw_GBps", "algo",   "proto",
-      "channels",    "tuning_agree", "tuning_calls"}},
+    {"nccl", {"kind",         "time_us",      "repetitions", "iterations",
+              "timing",       "op",           "nranks",      "bytes",
+              "count",        "call_count",   "dtype",       "chunk_offset_elements",
+              "forced_algo",  "forced_proto", "algbw_GBps",  "busbw_GBps",
+              "algo",         "proto",        "channels",    "tuning_agree",
+              "tuning_calls", "launch"}},
     {"copy",
      {"kind", "time_us", "repetitions", "iterations", "direction", "memory", "src", "dst",
       "bidirectional", "bytes", "bytes_moved", "GBps", "peer_access"}},

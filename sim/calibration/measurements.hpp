@@ -32,6 +32,8 @@ struct NcclPoint {
   std::string algo;          // what NCCL's TUNING log says it chose ("" when not logged)
   std::string proto;
   int channels = 0;  // 0 when not logged
+  // How cs_cal_nccl started the ranks: "single_process" (ncclCommInitAll) or "process_per_gpu".
+  std::string launch = "single_process";
   SourceLoc loc;
 
   bool is_default() const { return forced_algo == "default" && forced_proto == "default"; }

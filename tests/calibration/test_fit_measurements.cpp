@@ -57,6 +57,23 @@ TEST_CASE("bad values and unknown names list what would be valid") {
             "key 'op': unknown value 'allsum'; valid: allreduce") != std::string::npos);
 }
 
+TEST_CASE("cs_cal_nccl's launch mode is read, and an unknown one is refused") {
+  // calibrate/data/h200x1-launch: the same one-rank sweep started five ways.
+  const std::string root = std::string(CLUSTERSIM_SOURCE_DIR) + "/calibrate/data/h200x1-launch/";
+  const Measurements per_gpu = cs::cal::read_measurements(root + "procs");
+  REQUIRE(!per_gpu.nccl.empty());
+  for (const auto& p : per_gpu.nccl) CHECK(p.launch == "process_per_gpu");
+  // Files from before the field ran every rank from one process.
+  for (const auto& p : cs::cal::read_measurements(kData).nccl) CHECK(p.launch == "single_process");
+  const std::string bad = std::string(cs::test::kMeasurementsHead) +
+                          "{\"kind\":\"nccl\",\"op\":\"allreduce\",\"nranks\":2,\"bytes\":8,"
+                          "\"forced_algo\":\"default\",\"forced_proto\":\"default\","
+                          "\"launch\":\"mpi\",\"time_us\":9}\n]}\n";
+  CHECK(cs::test::measurement_error(bad).find(
+            "key 'launch': unknown value 'mpi'; valid: single_process, process_per_gpu") !=
+        std::string::npos);
+}
+
 TEST_CASE("files that are not calibration files are refused at the top") {
   CHECK(cs::test::measurement_error("{\"schema\":\"other\",\"measurements\":[]}")
             .find("key 'schema'") != std::string::npos);
