@@ -11,9 +11,9 @@
 #include <sstream>
 #include <string>
 
-#include "calibration/calibration_file.hpp"
-#include "calibration/fit_host_floor.hpp"
-#include "calibration/machine_match.hpp"
+#include "calibration/calfile/calibration_file.hpp"
+#include "calibration/calfile/host_floor.hpp"
+#include "calibration/validate/machine_match.hpp"
 #include "cli/coll_args.hpp"
 #include "cli/commands.hpp"
 #include "cli/node_counts.hpp"
@@ -130,7 +130,7 @@ void run_coll(const CollArgs& a, int servers, bool several, std::ostringstream& 
   coll::Communicator comm(graph, ranks, params);
   std::vector<coll::SweepRow> rows = coll::sweep(comm, *op, sizes, *dtype, options, fidelity);
   // nccl-tests' timing: each call costs the longer of the host's launch floor and the GPUs' time;
-  // the floor is the calibration's at this rank count, else the prior (fit_host_floor.hpp).
+  // the floor is the calibration's at this rank count, else the prior (calfile/host_floor.hpp).
   const int n = static_cast<int>(ranks.size());
   const std::optional<double> fitted_floor_us = floors.fitted("default", n);
   const double floor_us = fitted_floor_us.value_or(cal::prior_host_floor_us(n));

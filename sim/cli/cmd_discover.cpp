@@ -3,7 +3,7 @@
 // it loads, and writes it atomically (or prints it).
 #include <iostream>
 
-#include "calibration/discover.hpp"
+#include "calibration/discover/discover.hpp"
 #include "cli/commands.hpp"
 #include "cli/output_guard.hpp"
 #include "core/atomic_file.hpp"

@@ -6,10 +6,10 @@
 #include <memory>
 #include <sstream>
 
-#include "calibration/fit.hpp"
-#include "calibration/fit_nccl.hpp"
-#include "calibration/machine_match.hpp"
-#include "calibration/timing_select.hpp"
+#include "calibration/fit/fit.hpp"
+#include "calibration/fit/fit_nccl.hpp"
+#include "calibration/measurements/timing_select.hpp"
+#include "calibration/validate/machine_match.hpp"
 #include "cli/commands.hpp"
 #include "cli/output_guard.hpp"
 #include "core/error.hpp"

@@ -8,13 +8,14 @@
 #include <memory>
 #include <utility>
 
-#include "calibration/calibration_file.hpp"
-#include "calibration/fit.hpp"
-#include "calibration/machine_match.hpp"
-#include "calibration/timing_select.hpp"
-#include "calibration/validate.hpp"
-#include "calibration/validate_cross.hpp"
-#include "calibration/validate_report.hpp"
+#include "calibration/calfile/calibration_file.hpp"
+#include "calibration/fit/fit.hpp"
+#include "calibration/fit/fit_nccl.hpp"
+#include "calibration/measurements/timing_select.hpp"
+#include "calibration/validate/machine_match.hpp"
+#include "calibration/validate/validate.hpp"
+#include "calibration/validate/validate_cross.hpp"
+#include "calibration/validate/validate_report.hpp"
 #include "cli/commands.hpp"
 #include "cli/output_files.hpp"
 #include "cli/output_guard.hpp"

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <map>
 
-#include "calibration/machine_match.hpp"
+#include "calibration/validate/machine_match.hpp"
 #include "collectives/communicator.hpp"
 #include "collectives/sweep.hpp"
 #include "core/error.hpp"

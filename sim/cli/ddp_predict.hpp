@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "calibration/calibration_file.hpp"
+#include "calibration/calfile/calibration_file.hpp"
 #include "topology/cluster.hpp"
 #include "workload/memory_check.hpp"
 #include "workload/model.hpp"

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "calibration/measurements.hpp"
+#include "calibration/measurements/measurements.hpp"
 
 namespace cs::cli {
 

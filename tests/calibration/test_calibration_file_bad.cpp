@@ -8,10 +8,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "calibration/calibration_file.hpp"
-#include "calibration/json_lines.hpp"
-#include "calibration/machine_match.hpp"
-#include "calibration/measurements.hpp"
+#include "calibration/calfile/calibration_file.hpp"
+#include "calibration/measurements/json_lines.hpp"
+#include "calibration/measurements/measurements.hpp"
+#include "calibration/validate/machine_match.hpp"
 #include "support/bad_input.hpp"
 #include "support/calibration_data.hpp"
 #include "support/cli_run.hpp"

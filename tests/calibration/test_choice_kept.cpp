@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "calibration/calibration_file.hpp"
-#include "calibration/measurements.hpp"
-#include "calibration/validate.hpp"
+#include "calibration/calfile/calibration_file.hpp"
+#include "calibration/measurements/measurements.hpp"
+#include "calibration/validate/validate.hpp"
 #include "support/cli_run.hpp"
 #include "topology/loader.hpp"
 

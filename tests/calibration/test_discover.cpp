@@ -12,7 +12,7 @@
 #include <sstream>
 #include <string>
 
-#include "calibration/discover.hpp"
+#include "calibration/discover/discover.hpp"
 #include "core/error.hpp"
 #include "support/calibration_data.hpp"
 #include "topology/loader.hpp"

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <string>
 
-#include "calibration/discover.hpp"
+#include "calibration/discover/discover.hpp"
 #include "support/bad_input.hpp"
 #include "support/calibration_data.hpp"
 

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <string>
 
-#include "calibration/discover.hpp"
+#include "calibration/discover/discover.hpp"
 #include "core/error.hpp"
 #include "support/bad_input.hpp"
 #include "support/calibration_data.hpp"

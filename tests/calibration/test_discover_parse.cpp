@@ -6,8 +6,8 @@
 #include <sstream>
 #include <string>
 
-#include "calibration/discover_nccl_xml.hpp"
-#include "calibration/discover_smi.hpp"
+#include "calibration/discover/discover_nccl_xml.hpp"
+#include "calibration/discover/discover_smi.hpp"
 #include "core/error.hpp"
 #include "support/calibration_data.hpp"
 

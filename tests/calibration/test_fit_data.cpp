@@ -10,8 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "calibration/fit.hpp"
-#include "calibration/validate.hpp"
+#include "calibration/fit/fit.hpp"
+#include "calibration/fit/fit_host_floor.hpp"
+#include "calibration/fit/fit_least_squares.hpp"
+#include "calibration/fit/fit_links.hpp"
+#include "calibration/fit/fit_nccl.hpp"
+#include "calibration/validate/validate.hpp"
 #include "topology/loader.hpp"
 
 namespace {

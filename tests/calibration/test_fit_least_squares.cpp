@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "calibration/fit_least_squares.hpp"
+#include "calibration/fit/fit_least_squares.hpp"
 
 using cs::cal::fit_alpha_beta;
 using cs::cal::fit_relative;

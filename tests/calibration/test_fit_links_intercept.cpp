@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "calibration/calibration_file.hpp"
-#include "calibration/fit_links.hpp"
+#include "calibration/calfile/calibration_file.hpp"
+#include "calibration/fit/fit_links.hpp"
 #include "core/error.hpp"
 #include "support/calibration_data.hpp"
 

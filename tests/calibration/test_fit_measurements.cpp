@@ -5,7 +5,7 @@
 #include <set>
 #include <string>
 
-#include "calibration/measurements.hpp"
+#include "calibration/measurements/measurements.hpp"
 #include "support/calibration_data.hpp"
 
 using cs::cal::Measurements;

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <string>
 
-#include "calibration/fit_nccl.hpp"
+#include "calibration/fit/fit_nccl.hpp"
 #include "collectives/communicator.hpp"
 #include "topology/loader.hpp"
 

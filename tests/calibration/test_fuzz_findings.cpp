@@ -6,8 +6,8 @@
 #include <functional>
 #include <string>
 
-#include "calibration/calibration_file.hpp"
-#include "calibration/measurements.hpp"
+#include "calibration/calfile/calibration_file.hpp"
+#include "calibration/measurements/measurements.hpp"
 #include "core/error.hpp"
 #include "support/cli_run.hpp"
 

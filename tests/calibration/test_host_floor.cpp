@@ -1,11 +1,12 @@
-// The host floor of host-paced NCCL records (fit_host_floor.hpp): the flat part of each curve,
-// the floor between and beyond the fitted rank counts, and which points it leaves GPU-bound.
+// The host floor of host-paced NCCL records (fit/fit_host_floor.hpp, calfile/host_floor.hpp): the
+// flat part of each curve, the floor between and beyond the fitted rank counts, and which points
+// it leaves GPU-bound.
 #include <doctest/doctest.h>
 
 #include <vector>
 
-#include "calibration/fit_host_floor.hpp"
-#include "calibration/fit_split.hpp"
+#include "calibration/fit/fit_host_floor.hpp"
+#include "calibration/measurements/split.hpp"
 
 namespace {
 
@@ -60,7 +61,7 @@ TEST_CASE("between and beyond fitted rank counts the floor is linear in the rank
   CHECK(floors.at("default", 3) == doctest::Approx(18.75));
   CHECK(floors.at("default", 8) == doctest::Approx(50.0));
   // One rank is NCCL's copy, not on the collectives' line: nothing fitted there, so the prior's
-  // one-rank floor, 4.8 us (fit_host_floor.hpp).
+  // one-rank floor, 4.8 us (calfile/host_floor.hpp).
   CHECK(!floors.fitted("default", 1));
   CHECK(floors.at("default", 1) == 0.0);
   CHECK(floors.host_paced_us("default", 1, 1.0) == doctest::Approx(4.8));
@@ -70,7 +71,7 @@ TEST_CASE("between and beyond fitted rank counts the floor is linear in the rank
   // A host-paced call takes whichever is longer.
   CHECK(floors.host_paced_us("default", 3, 10.0) == doctest::Approx(18.75));
   CHECK(floors.host_paced_us("default", 3, 30.0) == 30.0);
-  // None fitted: the prior floor, 3 ranks x 6.9 us = 20.7 us (fit_host_floor.hpp).
+  // None fitted: the prior floor, 3 ranks x 6.9 us = 20.7 us (calfile/host_floor.hpp).
   CHECK(HostFloors{}.host_paced_us("default", 3, 10.0) == doctest::Approx(20.7));
   CHECK(HostFloors{}.host_paced_us("default", 3, 30.0) == 30.0);
 }

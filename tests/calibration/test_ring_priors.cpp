@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "calibration/fit_least_squares.hpp"
-#include "calibration/fit_nccl.hpp"
-#include "calibration/fit_split.hpp"
-#include "calibration/measurements.hpp"
-#include "calibration/timing_select.hpp"
+#include "calibration/fit/fit_least_squares.hpp"
+#include "calibration/fit/fit_nccl.hpp"
+#include "calibration/measurements/measurements.hpp"
+#include "calibration/measurements/split.hpp"
+#include "calibration/measurements/timing_select.hpp"
 #include "collectives/nccl_params.hpp"
 #include "collectives/nccl_types.hpp"
 #include "collectives/ring_alignment.hpp"

@@ -12,8 +12,8 @@
 #include <string>
 #include <tuple>
 
-#include "calibration/measurements.hpp"
-#include "calibration/timing_select.hpp"
+#include "calibration/measurements/measurements.hpp"
+#include "calibration/measurements/timing_select.hpp"
 #include "support/calibration_data.hpp"
 
 using cs::cal::Measurements;

@@ -13,8 +13,9 @@
 #include <tuple>
 
 #include <nlohmann/json.hpp>
-#include "calibration/fit.hpp"
-#include "calibration/validate.hpp"
+#include "calibration/fit/fit.hpp"
+#include "calibration/fit/fit_nccl.hpp"
+#include "calibration/validate/validate.hpp"
 #include "support/cli_run.hpp"
 #include "topology/loader.hpp"
 

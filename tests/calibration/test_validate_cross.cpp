@@ -4,9 +4,9 @@
 
 #include <string>
 
-#include "calibration/measurements.hpp"
-#include "calibration/timing_select.hpp"
-#include "calibration/validate_cross.hpp"
+#include "calibration/measurements/measurements.hpp"
+#include "calibration/measurements/timing_select.hpp"
+#include "calibration/validate/validate_cross.hpp"
 #include "support/cli_run.hpp"
 #include "topology/loader.hpp"
 

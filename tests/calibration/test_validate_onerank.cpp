@@ -6,11 +6,13 @@
 #include <string>
 #include <vector>
 
-#include "calibration/calibration_file.hpp"
-#include "calibration/fit.hpp"
-#include "calibration/measurements.hpp"
-#include "calibration/timing_select.hpp"
-#include "calibration/validate.hpp"
+#include "calibration/calfile/calibration_file.hpp"
+#include "calibration/fit/fit.hpp"
+#include "calibration/fit/fit_least_squares.hpp"
+#include "calibration/fit/fit_nccl.hpp"
+#include "calibration/measurements/measurements.hpp"
+#include "calibration/measurements/timing_select.hpp"
+#include "calibration/validate/validate.hpp"
 #include "topology/graph.hpp"
 #include "topology/loader.hpp"
 

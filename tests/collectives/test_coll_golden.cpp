@@ -221,7 +221,8 @@ TEST_CASE("clustersim coll --host-paced times each call as max(calibrated host f
   }
 }
 
-// Without one, the prior floor (fit_host_floor.hpp): 6.9 us per rank, 4.8 us for one rank alone.
+// Without one, the prior floor (calibration/calfile/host_floor.hpp): 6.9 us per rank, 4.8 us for
+// one rank alone.
 TEST_CASE("clustersim coll --host-paced without a fitted floor takes the measured prior floor") {
   const struct {
     int n;

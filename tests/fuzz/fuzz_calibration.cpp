@@ -3,7 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "calibration/calibration_file.hpp"
+#include "calibration/calfile/calibration_file.hpp"
 #include "core/error.hpp"
 #include "fuzz_input.hpp"
 

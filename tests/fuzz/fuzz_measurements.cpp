@@ -3,7 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "calibration/measurements.hpp"
+#include "calibration/measurements/measurements.hpp"
 #include "core/error.hpp"
 #include "fuzz_input.hpp"
 

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <string>
 
-#include "calibration/measurements.hpp"
+#include "calibration/measurements/measurements.hpp"
 #include "core/error.hpp"
 #include "support/cli_run.hpp"
 
