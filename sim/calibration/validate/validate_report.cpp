@@ -89,7 +89,7 @@ std::string validation_text(const Validation& v, const std::string& calibration_
       "# floor for the collective and rank count (the prior's where it fitted none); prior, the\n"
       "# measured prior floor (" +
       format_us(kPriorHostFloorOneRankUs) + " us at one rank, else " +
-      format_us(kPriorHostFloorPerRankUs) + " us per rank: fit_host_floor.hpp)\n";
+      format_us(kPriorHostFloorPerRankUs) + " us per rank: calfile/host_floor.hpp)\n";
   out +=
       "# algo/proto: the tuner's choice equal to the one NCCL logged; NCCL chooses with its\n"
       "# built-in model, so the calibrated run keeps the priors' choice and only its time "
