@@ -15,6 +15,7 @@
 #include "calibration/discover/discover.hpp"
 #include "core/error.hpp"
 #include "support/calibration_data.hpp"
+#include "support/cli_run.hpp"
 #include "topology/loader.hpp"
 
 namespace {
@@ -161,8 +162,7 @@ TEST_CASE("discover refuses what it cannot know") {
 
 TEST_CASE("clustersim discover writes a topology file that loads, bad flags are exit code 2") {
   const std::string data = std::string(CLUSTERSIM_SOURCE_DIR) + "/calibrate/data/h200x4/";
-  const std::string out =
-      (std::filesystem::temp_directory_path() / "cs_test_discover_h200x4.yaml").string();
+  const std::string out = cs::test::scratch_path("cs_test_discover_h200x4.yaml").string();
   std::filesystem::remove(out);
   const std::string command = std::string(CLUSTERSIM_BINARY) + " discover --nvidia-smi " + data +
                               "topo-m.txt --nccl-xml " + data +

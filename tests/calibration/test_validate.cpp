@@ -210,7 +210,7 @@ TEST_CASE("clustersim validate --timing gated on run 3 of the 4 x H200 matches i
 }
 
 TEST_CASE("the committed calibration file is what `clustersim fit` writes from the data") {
-  const fs::path out = fs::temp_directory_path() / "clustersim-test-calibration.json";
+  const fs::path out = cs::test::scratch_path("clustersim-test-calibration.json");
   const std::string command = std::string("'") + CLUSTERSIM_BINARY + "' fit '" + kData +
                               "' --topology '" + kTopology + "' -o '" + out.string() +
                               "' >/dev/null 2>&1";

@@ -59,9 +59,10 @@ struct Run {
   std::string file;  // what it wrote at {out}, if anything
 };
 
-// Runs one after another write the same path, so that outputs naming it still compare equal.
+// Runs one after another write the same path, so that outputs naming it still compare equal;
+// the path is this test process's own, so that tests running side by side never share it.
 Run run(const std::string& args) {
-  const fs::path out = fs::temp_directory_path() / "cs_determinism_out";
+  const fs::path out = cs::test::scratch_path("cs_determinism_out");
   fs::remove(out);
   std::string line = args;
   if (const auto at = line.find("{out}"); at != std::string::npos) line.replace(at, 5, q(out));

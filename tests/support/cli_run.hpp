@@ -3,9 +3,11 @@
 #pragma once
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -32,6 +34,12 @@ inline CommandResult run_command(const std::string& command) {
   const int status = pclose(pipe);
   result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
+}
+
+// A path in the temporary folder for this test process alone (`name` and the process id), so that
+// tests running side by side, or another checkout's, never write the same file.
+inline std::filesystem::path scratch_path(const std::string& name) {
+  return std::filesystem::temp_directory_path() / (name + "-" + std::to_string(getpid()));
 }
 
 // The whole file as text; empty if it cannot be opened (the caller's CHECK then fails visibly).
