@@ -8,7 +8,8 @@ over every op of every default-settings export in the folder (files without a '-
 GEMMs and convolutions by FLOPs at their dtype's peak, fused attention by FLOPs (backward 2.5x),
 memory-bound ops by bytes against the HBM bandwidth with a fixed cost per kernel. Also prints the
 median host time per kernel of each phase and the memory held outside PyTorch's allocator.
-These are the priors of sim/workload/work_model.cpp, step_plan.cpp and memory_check.cpp.
+These are the priors of sim/workload/work/work_model.cpp, sim/workload/ddp/step_plan.cpp and
+sim/workload/ddp/memory_check.cpp.
 """
 import argparse
 import glob

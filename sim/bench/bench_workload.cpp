@@ -12,9 +12,9 @@
 #include "bench/bench_support.hpp"
 #include "cli/ddp_predict.hpp"
 #include "topology/loader.hpp"
-#include "workload/model_loader.hpp"
-#include "workload/step_plan.hpp"
-#include "workload/step_sim.hpp"
+#include "workload/ddp/step_plan.hpp"
+#include "workload/ddp/step_sim.hpp"
+#include "workload/model/model_loader.hpp"
 
 namespace {
 

@@ -16,7 +16,7 @@
 #include "cli/output_guard.hpp"
 #include "core/error.hpp"
 #include "topology/loader.hpp"
-#include "workload/model_loader.hpp"
+#include "workload/model/model_loader.hpp"
 
 namespace cs::cli {
 namespace {

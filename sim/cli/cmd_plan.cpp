@@ -22,7 +22,7 @@
 #include "core/error.hpp"
 #include "plan/candidates.hpp"
 #include "topology/loader.hpp"
-#include "workload/model_loader.hpp"
+#include "workload/model/model_loader.hpp"
 
 namespace cs::cli {
 namespace {

@@ -18,7 +18,7 @@
 #include "cli/scale_plot.hpp"
 #include "core/error.hpp"
 #include "topology/loader.hpp"
-#include "workload/model_loader.hpp"
+#include "workload/model/model_loader.hpp"
 
 namespace cs::cli {
 namespace {

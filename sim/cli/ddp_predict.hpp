@@ -9,11 +9,11 @@
 
 #include "calibration/calfile/calibration_file.hpp"
 #include "topology/cluster.hpp"
-#include "workload/memory_check.hpp"
-#include "workload/model.hpp"
-#include "workload/step_plan.hpp"
-#include "workload/step_sim.hpp"
-#include "workload/work_model.hpp"
+#include "workload/ddp/memory_check.hpp"
+#include "workload/ddp/step_plan.hpp"
+#include "workload/ddp/step_sim.hpp"
+#include "workload/model/model.hpp"
+#include "workload/work/work_model.hpp"
 
 namespace cs::cli {
 

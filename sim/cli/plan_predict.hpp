@@ -12,8 +12,8 @@
 
 #include "plan/candidates.hpp"
 #include "topology/cluster.hpp"
-#include "workload/model.hpp"
-#include "workload/step_plan.hpp"
+#include "workload/ddp/step_plan.hpp"
+#include "workload/model/model.hpp"
 
 namespace cs::cli {
 

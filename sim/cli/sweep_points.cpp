@@ -10,7 +10,7 @@
 #include "core/error.hpp"
 #include "topology/graph.hpp"
 #include "topology/loader.hpp"
-#include "workload/model_loader.hpp"
+#include "workload/model/model_loader.hpp"
 
 namespace cs::cli {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "plan/sweep_file.hpp"
 #include "topology/cluster.hpp"
-#include "workload/model.hpp"
+#include "workload/model/model.hpp"
 
 namespace cs::cli {
 

@@ -1,7 +1,7 @@
 // DDP's bucket assignment, derived by hand.
 #include <doctest/doctest.h>
 
-#include "workload/buckets.hpp"
+#include "workload/ddp/buckets.hpp"
 
 namespace cs::workload {
 namespace {

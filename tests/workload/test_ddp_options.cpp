@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "topology/loader.hpp"
-#include "workload/model_loader.hpp"
-#include "workload/step_plan.hpp"
-#include "workload/step_sim.hpp"
-#include "workload/work_model.hpp"
+#include "workload/ddp/step_plan.hpp"
+#include "workload/ddp/step_sim.hpp"
+#include "workload/model/model_loader.hpp"
+#include "workload/work/work_model.hpp"
 
 namespace cs::workload {
 namespace {

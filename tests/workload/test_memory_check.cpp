@@ -1,7 +1,7 @@
 // The memory check, derived by hand on a two-layer model.
 #include <doctest/doctest.h>
 
-#include "workload/memory_check.hpp"
+#include "workload/ddp/memory_check.hpp"
 
 namespace cs::workload {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "core/input_file.hpp"
 #include "topology/loader.hpp"
-#include "workload/model_loader.hpp"
+#include "workload/model/model_loader.hpp"
 
 using namespace cs::workload;
 

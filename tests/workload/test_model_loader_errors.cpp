@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "workload/model_loader.hpp"
+#include "workload/model/model_loader.hpp"
 
 using namespace std::string_literals;
 

@@ -3,7 +3,7 @@
 // slowed beside an all-reduce.
 #include <doctest/doctest.h>
 
-#include "workload/step_sim.hpp"
+#include "workload/ddp/step_sim.hpp"
 
 namespace cs::workload {
 namespace {

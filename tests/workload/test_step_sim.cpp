@@ -2,8 +2,8 @@
 // DDP's copies and bucket waits.
 #include <doctest/doctest.h>
 
-#include "workload/step_sim.hpp"
-#include "workload/work_model.hpp"
+#include "workload/ddp/step_sim.hpp"
+#include "workload/work/work_model.hpp"
 
 namespace cs::workload {
 namespace {

@@ -3,8 +3,8 @@
 // outside PyTorch's allocator, at the step's peak.
 #pragma once
 
-#include "workload/model.hpp"
-#include "workload/step_plan.hpp"
+#include "workload/ddp/step_plan.hpp"
+#include "workload/model/model.hpp"
 
 namespace cs::workload {
 

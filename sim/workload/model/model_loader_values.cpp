@@ -1,5 +1,5 @@
 // Value readers of the model-file loader, declared in model_loader_parse.hpp.
-#include "workload/model_loader_parse.hpp"
+#include "workload/model/model_loader_parse.hpp"
 
 #include <charconv>
 #include <cmath>

@@ -1,6 +1,6 @@
 // load_model_file: read the file, refuse what is not YAML text, then read the top-level keys,
 // settings, recorded_at and measurements here and the layers in model_loader_layers.cpp.
-#include "workload/model_loader.hpp"
+#include "workload/model/model_loader.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -8,7 +8,7 @@
 #include <unordered_map>
 
 #include "core/input_file.hpp"
-#include "workload/model_loader_parse.hpp"
+#include "workload/model/model_loader_parse.hpp"
 
 namespace cs::workload {
 namespace loader {

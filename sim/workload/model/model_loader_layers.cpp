@@ -5,7 +5,7 @@
 #include <map>
 #include <unordered_map>
 
-#include "workload/model_loader_parse.hpp"
+#include "workload/model/model_loader_parse.hpp"
 
 namespace cs::workload::loader {
 namespace {

@@ -1,6 +1,6 @@
 // The step's tasks: layer times measured (scaled through the work model) or from work alone,
 // host costs per kernel from the measured phases, DDP's buckets, copies and all-reduces.
-#include "workload/step_plan.hpp"
+#include "workload/ddp/step_plan.hpp"
 
 #include <algorithm>
 #include <cmath>

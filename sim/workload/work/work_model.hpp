@@ -1,14 +1,14 @@
 // The work model of one GPU: how long an op of a model file takes from its work alone (GEMM and
 // convolution shapes, attention dimensions, bytes moved), and how an op's work changes with the
 // per-GPU batch, the sequence length and the precision. Measured layer times are carried to
-// other settings and other GPUs through the ratio of this model's times (step_plan.cpp).
+// other settings and other GPUs through the ratio of this model's times (ddp/step_plan.cpp).
 #pragma once
 
 #include <optional>
 
 #include "topology/cluster.hpp"
-#include "workload/model.hpp"
-#include "workload/overlap.hpp"
+#include "workload/model/model.hpp"
+#include "workload/work/overlap.hpp"
 
 namespace cs::workload {
 

@@ -1,7 +1,7 @@
 // The step's two GPU streams and its host thread in time, kernel by kernel: what step_sim.cpp
 // drives in program order. A compute kernel and an NCCL kernel that overlap slow each other
-// (overlap.hpp); the NCCL stream is run lazily, as far as the compute stream has got, so both
-// are advanced together. Internal to the workload layer.
+// (work/overlap.hpp); the NCCL stream is run lazily, as far as the compute stream has got, so
+// both are advanced together. Internal to ddp/.
 #pragma once
 
 #include <algorithm>
@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "core/units.hpp"
-#include "workload/overlap.hpp"
-#include "workload/step_plan.hpp"
-#include "workload/step_sim.hpp"
+#include "workload/ddp/step_plan.hpp"
+#include "workload/ddp/step_sim.hpp"
+#include "workload/work/overlap.hpp"
 
 namespace cs::workload::timeline {
 

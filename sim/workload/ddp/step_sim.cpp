@@ -1,12 +1,12 @@
 // The step in program order: input copy, forward, backward with DDP's copies and bucket
 // all-reduces, DDP's wait and copies back, optimizer.
-#include "workload/step_sim.hpp"
+#include "workload/ddp/step_sim.hpp"
 
 #include <string>
 #include <utility>
 
 #include "core/error.hpp"
-#include "workload/stream_timeline.hpp"
+#include "workload/ddp/stream_timeline.hpp"
 
 namespace cs::workload {
 namespace {

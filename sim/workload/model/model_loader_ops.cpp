@@ -2,7 +2,7 @@
 // a gemm or conv that names its weight must have that weight's shape.
 #include <algorithm>
 
-#include "workload/model_loader_parse.hpp"
+#include "workload/model/model_loader_parse.hpp"
 
 namespace cs::workload::loader {
 namespace {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/units.hpp"
-#include "workload/step_plan.hpp"
+#include "workload/ddp/step_plan.hpp"
 
 namespace cs::workload {
 

@@ -1,7 +1,7 @@
 // Op times from work: GEMMs and convolutions at an efficiency of the datasheet peak after a fixed
 // cost, fused attention likewise, memory-bound kernels at an efficiency of the HBM bandwidth after
 // a fixed cost per kernel.
-#include "workload/work_model.hpp"
+#include "workload/work/work_model.hpp"
 
 #include <cmath>
 

@@ -1,6 +1,6 @@
 // The peak of a step, by phase. With zero_grad(set_to_none=True) (PyTorch's default) gradients
 // exist only from backward on; activations are freed as backward passes their layer.
-#include "workload/memory_check.hpp"
+#include "workload/ddp/memory_check.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 // Bucket assignment by size, one open bucket per dtype.
-#include "workload/buckets.hpp"
+#include "workload/ddp/buckets.hpp"
 
 #include <algorithm>
 #include <cmath>

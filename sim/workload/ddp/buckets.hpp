@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "workload/model.hpp"
+#include "workload/model/model.hpp"
 
 namespace cs::workload {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "workload/model.hpp"
+#include "workload/model/model.hpp"
 
 namespace cs::workload {
 

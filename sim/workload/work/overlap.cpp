@@ -1,5 +1,5 @@
 // The measured slowdown curves and their interpolation.
-#include "workload/overlap.hpp"
+#include "workload/work/overlap.hpp"
 
 #include <cstddef>
 

@@ -9,7 +9,7 @@
 
 #include "topology/loader_names.hpp"
 #include "topology/yaml_fields.hpp"
-#include "workload/model.hpp"
+#include "workload/model/model.hpp"
 
 // Internal to the model_loader files; a namespace of its own keeps names like Scale out of the
 // layer's.

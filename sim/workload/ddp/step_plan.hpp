@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "topology/cluster.hpp"
-#include "workload/buckets.hpp"
-#include "workload/model.hpp"
-#include "workload/work_model.hpp"
+#include "workload/ddp/buckets.hpp"
+#include "workload/model/model.hpp"
+#include "workload/work/work_model.hpp"
 
 namespace cs::workload {
 
