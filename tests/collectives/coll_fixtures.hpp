@@ -75,6 +75,20 @@ inline topo::Cluster nvswitch_cluster(int servers, const ServerSpec& spec) {
   return c;
 }
 
+// One DGX H100 as NCCL sees it, for the tuner alone: 8 ranks on NVLink through an NVSwitch, ring
+// and tree graphs of 12 channels x 30 GB/s (test_channel_search derives them), NVLS 16 channels.
+inline CommShape dgx_one_node() {
+  CommShape s;
+  s.n_ranks = 8;
+  s.n_nodes = 1;
+  s.intra = LinkClass::nvlink;
+  s.nvswitch = true;
+  s.ring = GraphInfo{12, 30, 30};
+  s.tree = s.ring;
+  s.nvls = GraphInfo{16, 370.8 / 16, 370.8 / 16};
+  return s;
+}
+
 // Ranks 0..n-1.
 inline std::vector<int> first_ranks(int n) {
   std::vector<int> r;

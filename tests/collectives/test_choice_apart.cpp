@@ -11,19 +11,7 @@ using namespace cs::coll;
 
 namespace {
 
-// One DGX H100 as NCCL sees it: 8 ranks on NVLink, ring and tree graphs of 12 channels x 30 GB/s
-// (test_channel_search derives them).
-CommShape dgx_one_node() {
-  CommShape s;
-  s.n_ranks = 8;
-  s.n_nodes = 1;
-  s.intra = LinkClass::nvlink;
-  s.nvswitch = true;
-  s.ring = GraphInfo{12, 30, 30};
-  s.tree = s.ring;
-  s.nvls = GraphInfo{16, 370.8 / 16, 370.8 / 16};
-  return s;
-}
+using testing::dgx_one_node;
 
 // A calibration under which Tree Simple would win every size: no latency and twice the ring's
 // bus bandwidth. Ring Simple is timed at base 20 us and 1 us per hop.

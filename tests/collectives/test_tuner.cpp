@@ -2,6 +2,7 @@
 // flipping LL -> LL128 -> Simple as the size grows, the small-message channel shrink, overrides.
 #include <doctest/doctest.h>
 
+#include "coll_fixtures.hpp"
 #include "collectives/tuner.hpp"
 #include "core/error.hpp"
 
@@ -9,19 +10,7 @@ using namespace cs::coll;
 
 namespace {
 
-// One DGX H100 as NCCL sees it: 8 ranks, NVLink, ring and tree graphs of 12 channels x 30 GB/s
-// (test_channel_search derives them).
-CommShape dgx_one_node() {
-  CommShape s;
-  s.n_ranks = 8;
-  s.n_nodes = 1;
-  s.intra = LinkClass::nvlink;
-  s.nvswitch = true;
-  s.ring = GraphInfo{12, 30, 30};
-  s.tree = s.ring;
-  s.nvls = GraphInfo{16, 370.8 / 16, 370.8 / 16};
-  return s;
-}
+using testing::dgx_one_node;
 
 const Estimate& find(const std::vector<Estimate>& table, Algo a, Proto p) {
   for (const Estimate& e : table) {
