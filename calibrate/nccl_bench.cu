@@ -8,7 +8,6 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
-#include <atomic>
 #include <cctype>
 #include <cstdint>
 #include <cstdio>
@@ -22,285 +21,25 @@
 #include <vector>
 
 #include "common/check.hpp"
-#include "common/events.hpp"
-#include "common/fill.hpp"
 #include "common/harness.hpp"
 #include "common/launch.hpp"
+#include "common/nccl_clique.hpp"
 #include "common/nccl_log.hpp"
 #include "common/node_info.hpp"
 #include "common/rendezvous.hpp"
 
 namespace {
 
-using cs_cal::DeviceBuffer;
+using cs_cal::Clique;
+using cs_cal::kOps;
+using cs_cal::Launch;
+using cs_cal::OpSpec;
 using cs_cal::Point;
 using cs_cal::RankPlace;
 using cs_cal::Record;
 
 constexpr size_t kMiB = 1024 * 1024;
 constexpr size_t kFloat = sizeof(float);
-
-// How the ranks were started, recorded in every record as `launch`.
-enum class Launch { single_process, process_per_gpu };
-
-const char* to_string(Launch launch) {
-  return launch == Launch::single_process ? "single_process" : "process_per_gpu";
-}
-
-// Holds a stream until the host sets *flag: calls queued behind it then run back to back, free of
-// the gaps the host leaves while it launches them.
-__global__ void gate_kernel(volatile int* flag) {
-  while (*flag == 0) __nanosleep(1000);
-}
-
-// One rank this process drives: its GPU, communicator, stream, buffers and a join event.
-struct LocalRank {
-  int rank = 0;
-  int device = 0;
-  ncclComm_t comm = nullptr;
-  cudaStream_t stream{};
-  cudaEvent_t joined{};
-  std::unique_ptr<DeviceBuffer> send;
-  std::unique_ptr<DeviceBuffer> recv;
-};
-
-// The ranks of one communicator clique that this process drives: all n (single_process,
-// ncclCommInitAll over GPUs 0..n-1) or its own (process_per_gpu, ncclCommInitRank on GPU
-// local_rank). A process of several also holds a side communicator, split from the first, for the
-// barrier and the slowest rank's time: it must run while the first is held behind the gate.
-struct Clique {
-  Clique(int nranks, size_t max_bytes) : launch(Launch::single_process), n(nranks), events(0) {
-    std::vector<ncclComm_t> comms(n);
-    std::vector<int> devices(n);
-    for (int r = 0; r < n; ++r) devices[r] = r;
-    NCCL_CHECK(ncclCommInitAll(comms.data(), n, devices.data()));
-    for (int r = 0; r < n; ++r) add_rank(r, r, comms[r], max_bytes);
-    make_gate();
-  }
-  Clique(const RankPlace& place, const ncclUniqueId& id, size_t max_bytes)
-      : launch(Launch::process_per_gpu), n(place.world_size), events(place.local_rank) {
-    CUDA_CHECK(cudaSetDevice(place.local_rank));
-    ncclComm_t comm = nullptr;
-    NCCL_CHECK(ncclCommInitRank(&comm, n, id, place.rank));
-    add_rank(place.rank, place.local_rank, comm, max_bytes);
-    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-    config.splitShare = 0;  // resources of its own: it runs while `comm`'s calls wait at the gate
-    NCCL_CHECK(ncclCommSplit(comm, 0, place.rank, &side_comm, &config));
-    CUDA_CHECK(cudaStreamCreateWithFlags(&side_stream, cudaStreamNonBlocking));
-    side_buffer = std::make_unique<DeviceBuffer>(place.local_rank, sizeof(double));
-    make_gate();
-  }
-  ~Clique() {
-    destroy();
-    cudaFreeHost(const_cast<int*>(gate));
-  }
-  // Ends the communicators (NCCL finishes its log lines) and frees the buffers.
-  void destroy() {
-    if (side_comm != nullptr) ncclCommDestroy(side_comm);
-    side_comm = nullptr;
-    for (LocalRank& r : ranks) {
-      if (r.comm != nullptr) ncclCommDestroy(r.comm);
-      r.comm = nullptr;
-      r.send.reset();
-      r.recv.reset();
-    }
-  }
-
-  Launch launch;
-  int n;                           // ranks in the clique, in this process or not
-  std::vector<LocalRank> ranks;    // those this process drives
-  cs_cal::EventPair events;        // on ranks[0]'s GPU
-  volatile int* gate = nullptr;    // pinned, mapped: host writes, gate_kernel reads
-  ncclComm_t side_comm = nullptr;  // process_per_gpu only, as the two below
-  cudaStream_t side_stream{};
-  std::unique_ptr<DeviceBuffer> side_buffer;
-
- private:
-  void add_rank(int rank, int device, ncclComm_t comm, size_t max_bytes) {
-    LocalRank& r = ranks.emplace_back();
-    r.rank = rank;
-    r.device = device;
-    r.comm = comm;
-    CUDA_CHECK(cudaSetDevice(device));
-    CUDA_CHECK(cudaStreamCreateWithFlags(&r.stream, cudaStreamNonBlocking));
-    CUDA_CHECK(cudaEventCreateWithFlags(&r.joined, cudaEventDisableTiming));
-    r.send = std::make_unique<DeviceBuffer>(device, max_bytes);
-    r.recv = std::make_unique<DeviceBuffer>(device, max_bytes);
-    cs_cal::fill_random(r.send->as<float>(), max_bytes / kFloat, 1000u + rank, r.stream);
-    cs_cal::fill_random(r.recv->as<float>(), max_bytes / kFloat, 2000u + rank, r.stream);
-    CUDA_CHECK(cudaStreamSynchronize(r.stream));
-  }
-  void make_gate() {
-    void* flag = nullptr;
-    CUDA_CHECK(cudaHostAlloc(&flag, sizeof(int), cudaHostAllocMapped | cudaHostAllocPortable));
-    gate = static_cast<volatile int*>(flag);
-    *gate = 0;
-  }
-};
-
-// How an op sizes its call from S and how much of the bus it uses (nccl-tests' busbw factors).
-struct OpSpec {
-  const char* name;
-  const char* nccl_function;  // as NCCL's TUNING line names it; "" for send/recv based ops
-  bool per_rank_chunks;       // count = S / (type size x nranks)
-  double (*bus_factor)(int n);
-};
-
-const OpSpec kOps[] = {
-    {"allreduce", "AllReduce", false, [](int n) { return 2.0 * (n - 1) / n; }},
-    {"allgather", "AllGather", true, [](int n) { return double(n - 1) / n; }},
-    {"reducescatter", "ReduceScatter", true, [](int n) { return double(n - 1) / n; }},
-    {"broadcast", "Broadcast", false, [](int) { return 1.0; }},
-    {"alltoall", "", true, [](int n) { return double(n - 1) / n; }},
-    {"sendrecv", "", false, [](int) { return 1.0; }},
-};
-
-// Enqueues one call of `op` with `count` elements per call on every rank this process drives, as
-// one NCCL group.
-void enqueue(Clique& c, const OpSpec& op, size_t count) {
-  const std::string name = op.name;
-  const int n = c.n;
-  NCCL_CHECK(ncclGroupStart());
-  for (const LocalRank& lr : c.ranks) {
-    const int r = lr.rank;
-    float* send = lr.send->as<float>();
-    float* recv = lr.recv->as<float>();
-    if (name == "allreduce") {
-      NCCL_CHECK(ncclAllReduce(send, recv, count, ncclFloat, ncclSum, lr.comm, lr.stream));
-    } else if (name == "allgather") {
-      NCCL_CHECK(ncclAllGather(send, recv, count, ncclFloat, lr.comm, lr.stream));
-    } else if (name == "reducescatter") {
-      NCCL_CHECK(ncclReduceScatter(send, recv, count, ncclFloat, ncclSum, lr.comm, lr.stream));
-    } else if (name == "broadcast") {
-      NCCL_CHECK(ncclBroadcast(send, recv, count, ncclFloat, 0, lr.comm, lr.stream));
-    } else if (name == "alltoall") {
-      for (int peer = 0; peer < n; ++peer) {
-        NCCL_CHECK(ncclSend(send + peer * count, count, ncclFloat, peer, lr.comm, lr.stream));
-        NCCL_CHECK(ncclRecv(recv + peer * count, count, ncclFloat, peer, lr.comm, lr.stream));
-      }
-    } else {  // sendrecv: a ring, each rank sends to the next and receives from the previous
-      NCCL_CHECK(ncclSend(send, count, ncclFloat, (r + 1) % n, lr.comm, lr.stream));
-      NCCL_CHECK(ncclRecv(recv, count, ncclFloat, (r + n - 1) % n, lr.comm, lr.stream));
-    }
-  }
-  NCCL_CHECK(ncclGroupEnd());
-}
-
-// single_process: `calls` back-to-back calls between an event on rank 0's stream (which every
-// rank's stream waits for) and an event after every rank's stream has finished. Seconds per call.
-// Host-paced: the GPUs start as soon as the first call is launched, so small calls are paced by the
-// host's launches. Gated: everything is queued behind gate_kernel on rank 0's stream first and
-// released at once (GPU time alone).
-double time_calls_together(Clique& c, const OpSpec& op, size_t count, int calls, bool gated) {
-  std::vector<LocalRank>& ranks = c.ranks;
-  CUDA_CHECK(cudaSetDevice(ranks[0].device));
-  if (gated) {
-    *c.gate = 0;
-    gate_kernel<<<1, 1, 0, ranks[0].stream>>>(c.gate);
-    CUDA_CHECK_LAUNCH();
-  }
-  CUDA_CHECK(cudaEventRecord(c.events.start(), ranks[0].stream));
-  for (size_t r = 1; r < ranks.size(); ++r) {
-    CUDA_CHECK(cudaSetDevice(ranks[r].device));
-    CUDA_CHECK(cudaStreamWaitEvent(ranks[r].stream, c.events.start(), 0));
-  }
-  for (int i = 0; i < calls; ++i) enqueue(c, op, count);
-  for (size_t r = 1; r < ranks.size(); ++r) {
-    CUDA_CHECK(cudaSetDevice(ranks[r].device));
-    CUDA_CHECK(cudaEventRecord(ranks[r].joined, ranks[r].stream));
-    CUDA_CHECK(cudaSetDevice(ranks[0].device));
-    CUDA_CHECK(cudaStreamWaitEvent(ranks[0].stream, ranks[r].joined, 0));
-  }
-  CUDA_CHECK(cudaSetDevice(ranks[0].device));
-  CUDA_CHECK(cudaEventRecord(c.events.stop(), ranks[0].stream));
-  if (gated) {
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    *c.gate = 1;
-  }
-  return c.events.seconds() / calls;
-}
-
-// process_per_gpu: returns once every rank has reached it. A one-byte all-reduce on the side
-// communicator, waited for; one byte, so that its TUNING lines ("AllReduce: 1 Bytes") match no
-// measured point (float32: multiples of 4 bytes).
-void barrier(Clique& c) {
-  std::uint8_t* byte = c.side_buffer->as<std::uint8_t>();
-  NCCL_CHECK(ncclAllReduce(byte, byte, 1, ncclUint8, ncclMax, c.side_comm, c.side_stream));
-  CUDA_CHECK(cudaStreamSynchronize(c.side_stream));
-}
-
-// process_per_gpu: the largest of every rank's `seconds`, on rank 0, the one that reports (the
-// others get their own). A reduce to rank 0, not an all-reduce: NCCL logs an 8-byte all-reduce as
-// it logs the 8-byte all-reduce point's calls, and no point is a reduce.
-double slowest_rank(Clique& c, double seconds) {
-  double* value = c.side_buffer->as<double>();
-  CUDA_CHECK(
-      cudaMemcpyAsync(value, &seconds, sizeof seconds, cudaMemcpyHostToDevice, c.side_stream));
-  NCCL_CHECK(ncclReduce(value, value, 1, ncclFloat64, ncclMax, 0, c.side_comm, c.side_stream));
-  double slowest = seconds;
-  CUDA_CHECK(
-      cudaMemcpyAsync(&slowest, value, sizeof slowest, cudaMemcpyDeviceToHost, c.side_stream));
-  CUDA_CHECK(cudaStreamSynchronize(c.side_stream));
-  return slowest;
-}
-
-// process_per_gpu, as nccl-tests times it: every rank times its own `calls` between two events on
-// its own stream, after a barrier; the point's time is the slowest rank's. Host-paced: barrier,
-// then the calls. Gated: the calls queued behind this rank's gate, the barrier (on the side
-// communicator, since the first one's calls are held), then every rank releases its gate.
-double time_calls_per_process(Clique& c, const OpSpec& op, size_t count, int calls, bool gated) {
-  const LocalRank& me = c.ranks[0];
-  CUDA_CHECK(cudaSetDevice(me.device));
-  if (gated) {
-    *c.gate = 0;
-    gate_kernel<<<1, 1, 0, me.stream>>>(c.gate);
-    CUDA_CHECK_LAUNCH();
-  } else {
-    barrier(c);
-  }
-  CUDA_CHECK(cudaEventRecord(c.events.start(), me.stream));
-  for (int i = 0; i < calls; ++i) enqueue(c, op, count);
-  CUDA_CHECK(cudaEventRecord(c.events.stop(), me.stream));
-  if (gated) {
-    barrier(c);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    *c.gate = 1;
-  }
-  return slowest_rank(c, c.events.seconds()) / calls;
-}
-
-// Seconds per call of `op`, timed as the clique's launch allows.
-double time_calls(Clique& c, const OpSpec& op, size_t count, int calls, bool gated = false) {
-  return c.launch == Launch::single_process ? time_calls_together(c, op, count, calls, gated)
-                                            : time_calls_per_process(c, op, count, calls, gated);
-}
-
-// All-reduce of the constant r+1 on rank r must give n(n+1)/2 everywhere: NCCL works before we time
-// it. Each process checks the ranks it drives.
-void check_allreduce(Clique& c) {
-  const size_t count = std::min<size_t>(1 << 20, c.ranks[0].send->bytes() / kFloat);
-  for (const LocalRank& lr : c.ranks) {
-    CUDA_CHECK(cudaSetDevice(lr.device));
-    cs_cal::fill_constant(lr.send->as<float>(), count, float(lr.rank + 1), lr.stream);
-  }
-  enqueue(c, kOps[0], count);
-  const float expected = float(c.n * (c.n + 1) / 2);
-  for (const LocalRank& lr : c.ranks) {
-    float got[2] = {0, 0};
-    CUDA_CHECK(cudaSetDevice(lr.device));
-    CUDA_CHECK(cudaStreamSynchronize(lr.stream));
-    CUDA_CHECK(cudaMemcpy(&got[0], lr.recv->as<float>(), kFloat, cudaMemcpyDeviceToHost));
-    CUDA_CHECK(
-        cudaMemcpy(&got[1], lr.recv->as<float>() + count - 1, kFloat, cudaMemcpyDeviceToHost));
-    if (got[0] != expected || got[1] != expected) {
-      throw cs_cal::DeviceError("all-reduce check failed on rank " + std::to_string(lr.rank) +
-                                ": got " + std::to_string(got[0]) + ", " + std::to_string(got[1]) +
-                                ", expected " + std::to_string(expected));
-    }
-    cs_cal::fill_random(lr.send->as<float>(), count, 1000u + lr.rank, lr.stream);
-    CUDA_CHECK(cudaStreamSynchronize(lr.stream));
-  }
-}
 
 int calls_per_region(size_t bytes) {
   return bytes <= kMiB ? 20 : bytes <= 32 * kMiB ? 10 : bytes <= 256 * kMiB ? 5 : 3;
