@@ -239,11 +239,16 @@ void time_p2p(TunerChoice& c, const CommShape& shape, Op op, double bytes,
   c.run_latency_us = run_latency_us(shape, op, c, params);
 }
 
+// All-to-all, send/recv and any call on one rank take NCCL's point-to-point path, not the tuner.
+bool p2p_call(const CommShape& shape, Op op) {
+  return op == Op::all_to_all || op == Op::send_recv || shape.n_ranks <= 1;
+}
+
 }  // namespace
 
 TunerChoice choose(const CommShape& shape, Op op, double bytes, const NcclParams& params,
                    const TunerOptions& options) {
-  if (op == Op::all_to_all || op == Op::send_recv || shape.n_ranks <= 1) {
+  if (p2p_call(shape, op)) {
     TunerChoice c = p2p_decision(shape, op, bytes, params);
     time_p2p(c, shape, op, bytes, params);
     return c;
@@ -274,11 +279,12 @@ TunerChoice choose(const CommShape& shape, Op op, double bytes, const NcclParams
 TunerChoice choose_timed(const CommShape& nccl_shape, const NcclParams& nccl,
                          const CommShape& shape, const NcclParams& params, Op op, double bytes,
                          const TunerOptions& options) {
-  TunerChoice c = choose(nccl_shape, op, bytes, nccl, options);
-  if (c.p2p) {
+  if (p2p_call(nccl_shape, op)) {
+    TunerChoice c = p2p_decision(nccl_shape, op, bytes, nccl);
     time_p2p(c, shape, op, bytes, params);
     return c;
   }
+  TunerChoice c = choose(nccl_shape, op, bytes, nccl, options);
   TunerOptions only = options;
   only.algo_mask = 1u << index_of(c.estimate.algo);
   only.proto_mask = 1u << index_of(c.estimate.proto);

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
-#include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -105,7 +105,7 @@ CrossValidation cross_validate(const std::vector<NamedRun>& runs, const topo::Cl
   CrossValidation v;
   v.topology = cluster.name;
   const topo::ClusterGraph graph(cluster);
-  std::vector<std::unique_ptr<Calibration>> fits;
+  std::vector<std::optional<Calibration>> fits;
   for (const NamedRun& run : runs) {
     v.runs.push_back(run.name);
     const bool fittable = std::any_of(run.data.nccl.begin(), run.data.nccl.end(),
@@ -116,10 +116,9 @@ CrossValidation cross_validate(const std::vector<NamedRun>& runs, const topo::Cl
       continue;
     }
     // Every point trains: the runs it predicts are the held-out data.
-    auto fit = std::make_unique<Calibration>(
+    fits.emplace_back(
         fit_calibration(run.data, Split{{}, SizeHoldout::none}, graph, run.name, cluster.name));
-    fit->timing = timing;
-    fits.push_back(std::move(fit));
+    fits.back()->timing = timing;
   }
   std::vector<CrossPoint> points;
   for (std::size_t a = 0; a < runs.size(); ++a) {
