@@ -37,7 +37,7 @@ struct CollArgs {
   std::string dtype = "float";
   std::string algo;
   std::string proto;
-  bool nvls = false;
+  std::string nvls;
   std::string fidelity = "flow";
   std::string calibration;
   bool host_paced = false;
@@ -88,7 +88,9 @@ void run_coll(const CollArgs& a, int servers, bool several, std::ostringstream& 
                                             a.algo.empty() ? "NCCL_ALGO" : "algo");
   options.proto_mask = coll::parse_proto_mask(a.proto.empty() ? env_or("NCCL_PROTO", "") : a.proto,
                                               a.proto.empty() ? "NCCL_PROTO" : "proto");
-  options.nvls_enabled = a.nvls || env_or("NCCL_NVLS_ENABLE", "0") == "1";
+  options.nvls = a.nvls.empty()
+                     ? coll::parse_nvls_enable(env_or("NCCL_NVLS_ENABLE", ""), "NCCL_NVLS_ENABLE")
+                     : coll::parse_nvls_enable(a.nvls, "nvls");
   const double increment = parse_nccl_size(a.increment, "stepbytes");
   const double min_bytes = parse_nccl_size(a.min_bytes, "minbytes");
   double max_bytes = parse_nccl_size(a.max_bytes, "maxbytes");
@@ -216,7 +218,7 @@ void run_coll(const CollArgs& a, int servers, bool several, std::ostringstream& 
       << " GB/s, run on "
       << std::min(shape.ring.n_channels * comm.params().runtime_channel_multiplier,
                   comm.params().max_channels)
-      << "; NVLS " << (options.nvls_enabled ? "on" : "off") << "\n#\n";
+      << "; NVLS " << (coll::nvls_enabled(shape, options) ? "on" : "off") << "\n#\n";
   std::snprintf(line, sizeof line, "#%12s %13s %9s %7s %7s %10s %8s %8s  %-6s %-6s %8s\n", "size",
                 "count", "type", "redop", "root", "time", "algbw", "busbw", "algo", "proto",
                 "channels");
@@ -249,7 +251,9 @@ void add_coll_command(CLI::App& app) {
   cmd->add_option("--dtype,-d", args->dtype, "Element type: " + coll::valid_dtypes());
   cmd->add_option("--algo", args->algo, "Force algorithms (like NCCL_ALGO): RING,TREE,NVLS,PAT");
   cmd->add_option("--proto", args->proto, "Force protocols (like NCCL_PROTO): LL,LL128,SIMPLE");
-  cmd->add_flag("--nvls", args->nvls, "Enable NVLS (default: NCCL_NVLS_ENABLE=1, else off)");
+  cmd->add_option("--nvls", args->nvls,
+                  "NVLS and NVLSTree on or off, as NCCL_NVLS_ENABLE=1/0 (default: that variable, "
+                  "else NCCL's default: on where the NVSwitch has multicast, sm90 or newer)");
   cmd->add_option("--fidelity", args->fidelity, "Network model: flow (congestion) or analytical");
   cmd->add_option("--calibration", args->calibration,
                   "Calibration file (clustersim fit): fitted NCCL parameters and link figures");

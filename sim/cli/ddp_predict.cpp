@@ -2,6 +2,7 @@
 #include "cli/ddp_predict.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 
 #include "calibration/validate/machine_match.hpp"
@@ -19,6 +20,15 @@
 namespace cs::cli {
 namespace {
 
+// NCCL's defaults (NVLS where the servers support it), with NCCL_NVLS_ENABLE from the
+// environment as a job would pass it.
+coll::TunerOptions nccl_env_options() {
+  coll::TunerOptions o;
+  const char* v = std::getenv("NCCL_NVLS_ENABLE");
+  o.nvls = coll::parse_nvls_enable(v != nullptr ? v : "", "NCCL_NVLS_ENABLE");
+  return o;
+}
+
 // Each bucket's all-reduce across `ranks`, alone on the topology (flow fidelity, NCCL's priors
 // or the calibration's constants, NCCL's own choice of algorithm, protocol and channels): DDP
 // runs one NCCL stream per rank, so a rank's all-reduces never overlap one another, and with
@@ -27,8 +37,7 @@ namespace {
 void time_allreduces(workload::StepPlan& plan, const topo::ClusterGraph& graph,
                      const std::vector<int>& ranks, const coll::NcclParams& params) {
   coll::Communicator comm(graph, ranks, params);
-  coll::TunerOptions options;
-  options.nvls_enabled = false;  // as the calibration machines ran
+  const coll::TunerOptions options = nccl_env_options();
   const coll::DataType fp32{"float", 4};
   std::vector<double> sizes;
   for (const workload::Bucket& b : plan.buckets) sizes.push_back(b.bytes);
@@ -53,11 +62,19 @@ void time_allreduces(workload::StepPlan& plan, const topo::ClusterGraph& graph,
     const coll::SweepRow& row = row_of(b.bytes);
     plan.allreduce_us.push_back(row.time_us);
     plan.allreduce_ctas.push_back(row.choice.n_channels);
-    // What each channel's CTA moves per second alone: the all-reduce's bus bytes (nccl-tests'
-    // busbw convention, whatever the algorithm) over its time and channels.
-    const double bus_bytes = 2 * (n - 1) / n * b.bytes;
+    // What each channel's CTA moves per second alone: the bytes the rank's SMs move over the
+    // call's time and channels. Ring and Tree copy and reduce the bus bytes (nccl-tests' busbw
+    // convention); NVLS leaves the reduction to the switch: a rank's SMs load its reduced shard
+    // (S / ranks of its server) and multicast it back, and NVLSTree adds the shard's trip up and
+    // down the tree across servers (4 shards).
+    const coll::Algo algo = row.choice.estimate.algo;
+    const double ppn =
+        static_cast<double>(comm.layout().shape.n_ranks) / std::max(comm.layout().shape.n_nodes, 1);
+    const double sm_bytes = algo == coll::Algo::nvls        ? 2 * b.bytes / ppn
+                            : algo == coll::Algo::nvls_tree ? 4 * b.bytes / ppn
+                                                            : 2 * (n - 1) / n * b.bytes;
     plan.allreduce_rate_gbps.push_back(row.time_us > 0 && row.choice.n_channels > 0
-                                           ? bus_bytes / (row.time_us * 1e-6) /
+                                           ? sm_bytes / (row.time_us * 1e-6) /
                                                  row.choice.n_channels / 1e9
                                            : 0.0);
     plan.allreduce_label.push_back(std::string(coll::to_string(row.choice.estimate.algo)) + "/" +
@@ -80,7 +97,7 @@ std::vector<LinkLoad> busiest_links(const workload::StepPlan& plan, const topo::
     coll::CollectiveCall call;
     call.op = coll::Op::all_reduce;
     call.bytes = b.bytes;
-    call.options.nvls_enabled = false;
+    call.options = nccl_env_options();
     comm.run(queue, network, call, [](const coll::CollectiveResult&) {});
     queue.run();
     std::vector<double>& bytes = per_size[b.bytes];

@@ -103,6 +103,7 @@ PublishedSet parse_set(const YAML::Node& node, const std::string& file, const st
       try {
         if (name == "NCCL_ALGO") coll::parse_algo_mask(s.env[name], name);
         if (name == "NCCL_PROTO") coll::parse_proto_mask(s.env[name], name);
+        if (name == "NCCL_NVLS_ENABLE") coll::parse_nvls_enable(s.env[name], name);
       } catch (const InputError& e) {
         throw InputError(value_at, "", e.what());
       }
@@ -179,8 +180,9 @@ std::vector<ComparedSet> predict_sets(const std::vector<PublishedSet>& sets) {
     };
     options.algo_mask = coll::parse_algo_mask(env("NCCL_ALGO"), "NCCL_ALGO");
     options.proto_mask = coll::parse_proto_mask(env("NCCL_PROTO"), "NCCL_PROTO");
-    options.nvls_enabled =
-        env("NCCL_NVLS_ENABLE").empty() ? s.nvls : env("NCCL_NVLS_ENABLE") == "1";
+    options.nvls = env("NCCL_NVLS_ENABLE").empty()
+                       ? std::optional<bool>(s.nvls)
+                       : coll::parse_nvls_enable(env("NCCL_NVLS_ENABLE"), "NCCL_NVLS_ENABLE");
 
     const topo::ClusterGraph graph(cluster);
     coll::Communicator comm(graph, ranks, coll::nccl_priors(coll::comm_arch(cluster, ranks)));

@@ -83,4 +83,32 @@ GraphInfo tree_graph(const SearchInput& in, const GraphInfo& ring, const NcclPar
   return tree;
 }
 
+GraphInfo nvls_graph(const SearchInput& in, const NcclParams& params) {
+  GraphInfo g;
+  if (!in.multi_node) {
+    g.n_channels = params.nvls_channels;
+    g.bw_intra_GBps = in.gpu_total_GBps / std::max(params.nvls_channels, 1);
+    g.bw_inter_GBps = g.bw_intra_GBps;
+    return g;
+  }
+  constexpr int kMaxNvlsArity = 32;  // NCCL device.h NCCL_MAX_NVLS_ARITY
+  const int heads = std::min(in.gpus_per_node, kMaxNvlsArity);
+  if (heads < 2) return g;
+  const std::vector<double>& speeds = params.inter_speeds_GBps;
+  const double nic_capacity = std::min(in.nic_GBps, in.gpu_nic_GBps);
+  std::size_t i = 0;
+  while (i < speeds.size() &&
+         !(speeds[i] <= nic_capacity + 1e-9 && (heads + 1) * speeds[i] <= in.gpu_total_GBps + 1e-9))
+    ++i;
+  if (i == speeds.size()) return g;
+  g.n_channels = heads;
+  g.bw_intra_GBps = speeds[i];
+  g.bw_inter_GBps = speeds[i];
+  while (i > 0 && g.bw_inter_GBps < 2.0 * g.bw_intra_GBps - 1e-9 &&
+         speeds[i - 1] <= nic_capacity + 1e-9) {
+    g.bw_inter_GBps = speeds[--i];
+  }
+  return g;
+}
+
 }  // namespace cs::coll

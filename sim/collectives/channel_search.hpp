@@ -40,4 +40,13 @@ GraphInfo search_channels(const SearchInput& input, const NcclParams& params);
 // speed on two servers, so Tree beats Ring there at large sizes. On one server: the ring's graph.
 GraphInfo tree_graph(const SearchInput& input, const GraphInfo& ring, const NcclParams& params);
 
+// NCCL's NVLS graph (search.cc, pattern NVLS). On one server: nvls_channels channels sharing the
+// GPU's intra-server bandwidth. Across servers a channel is a head GPU with its NIC, at most one
+// per GPU (NCCL_MAX_NVLS_ARITY 32); a channel takes s of every GPU's NVSwitch bandwidth and 2s of
+// its head's, so h heads fit at s while (h + 1) s <= the GPU's total. The search prefers more
+// heads: every GPU heads one channel at the fastest inter-server speed where they fit (bwIntra),
+// then its second pass raises bwInter up the list while the NIC path carries it and bwInter is
+// below 2 bwIntra. No heads (0 channels) with one GPU per server.
+GraphInfo nvls_graph(const SearchInput& input, const NcclParams& params);
+
 }  // namespace cs::coll

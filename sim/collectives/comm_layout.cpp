@@ -139,6 +139,7 @@ CommLayout make_layout(RouteCache& routes, const std::vector<int>& ranks,
   in.gpu_total_GBps = nvlink_total > 0 ? nvlink_total : pcie_figure;
 
   shape.intra = LinkClass::nvlink;
+  bool multicast = true;  // every NVSwitch on the sample server's paths offers multicast
   in.gpu_pair_GBps = std::numeric_limits<double>::infinity();
   for (std::size_t k = 0; k + 1 < sample->gpus.size(); ++k) {
     const CachedRoute r = routes.route(sample->gpus[k], sample->gpus[k + 1]);
@@ -147,8 +148,11 @@ CommLayout make_layout(RouteCache& routes, const std::vector<int>& ranks,
       const topo::Link& l = graph.link_of(ch);
       if (l.kind != LinkKind::nvlink) shape.intra = LinkClass::pcie;
       path = std::min(path, nccl_link_GBps(l, params));
-      const int to = graph.channel(ch).to;
-      if (c.nodes[static_cast<std::size_t>(to)].kind == NodeKind::nvswitch) shape.nvswitch = true;
+      const topo::Node& to = c.nodes[static_cast<std::size_t>(graph.channel(ch).to)];
+      if (to.kind == NodeKind::nvswitch) {
+        shape.nvswitch = true;
+        multicast = multicast && to.multicast;
+      }
     }
     in.gpu_pair_GBps = std::min(in.gpu_pair_GBps, path);
   }
@@ -190,9 +194,14 @@ CommLayout make_layout(RouteCache& routes, const std::vector<int>& ranks,
 
   shape.ring = search_channels(in, params);
   shape.tree = tree_graph(in, shape.ring, params);
-  shape.nvls.n_channels = params.nvls_channels;
-  shape.nvls.bw_intra_GBps = in.gpu_total_GBps / std::max(params.nvls_channels, 1);
-  shape.nvls.bw_inter_GBps = shape.nvls.bw_intra_GBps;
+  shape.nvls = nvls_graph(in, params);
+  // NVLS needs an NVSwitch with multicast in every server and sm90 or newer (NCCL search.cc:
+  // no NVLS graph below compute capability 9.0).
+  shape.multicast = shape.nvswitch && multicast && comm_arch(c, ranks) >= GpuArch::hopper;
+  for (const topo::Node& n : c.nodes) {
+    if (n.server == sample->server && n.kind == NodeKind::cpu && n.cpu_vendor == "amd")
+      shape.amd_cpu = true;
+  }
   return out;
 }
 

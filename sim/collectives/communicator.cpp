@@ -95,7 +95,10 @@ int Communicator::planes() const {
 
 const ChannelList& Communicator::path(PathKind kind, int channel, int arg, int plane) {
   // NOLINTNEXTLINE(clang-analyzer-core.DivideZero): channel_period() is 1 or 2 x an lcm >= 1
-  const int key_channel = kind == PathKind::nvls ? 0 : channel % channel_period();
+  // An NVLSTree "channel" is a tree and a head (tree x kMaxHeads + head): kept whole.
+  const int key_channel = kind == PathKind::nvls        ? 0
+                          : kind == PathKind::nvls_tree ? channel
+                                                        : channel % channel_period();
   const auto key = std::make_tuple(static_cast<int>(kind), key_channel, arg, plane);
   auto it = paths_.find(key);
   if (it != paths_.end()) return it->second;
@@ -113,6 +116,9 @@ const ChannelList& Communicator::path(PathKind kind, int channel, int arg, int p
       break;
     case PathKind::nvls:
       list = builder_.nvls();
+      break;
+    case PathKind::nvls_tree:
+      list = builder_.nvls_tree(key_channel / kMaxHeads, key_channel % kMaxHeads, arg);
       break;
     case PathKind::shift:
       list = builder_.shift(arg, key_channel);
@@ -226,6 +232,21 @@ void Communicator::run(EventQueue& queue, net::NetworkModel& network, const Coll
             pass.push_back(
                 spec(path(PathKind::nvls, c, 0, -1), S / nc, latency, per_channel_alg_Bps));
           break;
+        case Algo::nvls_tree: {
+          // Every channel spreads its bytes over the heads (one per GPU of a server, the NVLS
+          // graph's channels) and alternates trees: one flow per (tree, head, rail of the head's
+          // NICs), an equal share of the bytes and of the rate each.
+          const int heads = std::min(layout_.shape.nvls.n_channels, kMaxHeads);
+          const double shares = 2.0 * heads * rails;
+          for (int t = 0; t < 2; ++t) {
+            for (int h = 0; h < heads; ++h) {
+              for (int r = 0; r < rails; ++r)
+                add(pass, PathKind::nvls_tree, t * kMaxHeads + h, r, S / shares, latency,
+                    ch.estimate.algo_bw_GBps * 1e9 / shares);
+            }
+          }
+          break;
+        }
         case Algo::pat: {
           // Bruck-style doubling, one pass per step: at step k every rank forwards
           // min(2^k, n - 2^k) blocks of S / n to the rank 2^k away; steps run one after another.

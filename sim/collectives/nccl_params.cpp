@@ -13,6 +13,7 @@ constexpr int T = index_of(Algo::tree);
 constexpr int R = index_of(Algo::ring);
 constexpr int V = index_of(Algo::nvls);
 constexpr int P = index_of(Algo::pat);
+constexpr int NT = index_of(Algo::nvls_tree);
 
 void set3(double (&row)[kProtoCount], double ll, double ll128, double simple) {
   row[0] = ll;
@@ -31,6 +32,7 @@ NcclParams nccl_priors(GpuArch arch) {
   set3(p.base_latency_us[R], 6.6, 14.0, 8.4);
   set3(p.base_latency_us[V], 0, 0, 0);
   set3(p.base_latency_us[P], 8.0, 8.0, 8.0);
+  set3(p.base_latency_us[NT], 0, 0, 0);  // NCCL 2.28 tuning.cc: NVLS Tree has none either
 
   // Per-hop latency (us), reference table "per-hop latency". NVLS runs Simple only; its PCIe row
   // is absent in NCCL (no NVLS without NVSwitch). PAT has no hop entries: its formula uses Tree's
@@ -46,6 +48,9 @@ NcclParams nccl_priors(GpuArch arch) {
   set3(net[T], 5.0, 8.5, 14);
   set3(net[R], 2.7, 4.0, 14.0);
   set3(net[V], 0, 0, 18);
+  // NVLSTree (Simple only), NCCL 2.28 tuning.cc hwLatencies: NVLink 25, network 20.9 us.
+  set3(nvl[NT], 0, 0, 25);
+  set3(net[NT], 0, 0, 20.9);
 
   p.ring_simple_multinode_latency_factor =
       arch == GpuArch::volta ? 1.9 : 1.4;  // tuning.cc: 1.9 before sm80
@@ -62,11 +67,18 @@ NcclParams nccl_priors(GpuArch arch) {
   p.tree_ll128_efficiency_multi_node = 120.0 / 128.0;  // NCCL tuning.cc (Tree LL128, nNodes > 1)
   p.pat_efficiency = 0.75;                             // NCCL tuning.cc: busBw *= .75 for PAT
   p.nvls_efficiency = 0.85;                            // reference: NVLS efficiency on Hopper
+  // A published measurement (NCCL's maintainer, NVIDIA/nccl-tests issue 212, 2024): NVLS
+  // all-reduce on 8 H100 peaks at busbw ~480 GB/s (algbw ~275), where NCCL's estimate says 591.
+  // Each GPU's NVLink moves S (1 + 1/8) each way: 275 x 9/8 / 370.8 (18 x 20.6) = 0.83. One
+  // figure, Hopper only; NVLS could not be measured here (the lent machines forbid multicast).
+  p.nvls_multimem_efficiency = arch == GpuArch::hopper ? 0.83 : 0.0;
 
-  // llMaxBw: reference gives the single-node figure by arch; the N2/N4 columns are NCCL
-  // tuning.cc llMaxBws (multi-node figures are indexed by CPU vendor there; Intel/AMD rows).
+  // llMaxBw: reference gives the single-node figure by arch; across servers NCCL 2.28 tuning.cc
+  // indexes llMaxBws by CPU vendor instead (row 0 for Intel and Arm: 39.0 / 20.4 on 2 / more
+  // servers; row 1 for AMD: 22.5 / 19.0), set after the switch.
   // Per-channel caps: reference gives Ring LL128 36.7 on Hopper; the others are tuning.cc
-  // perChMaxRingLL128Bws / perChMaxTreeBws / perChMaxTreeLL128Bws.
+  // perChMaxRingLL128Bws / perChMaxTreeBws / perChMaxTreeLL128Bws / perChMaxNVLSTreeBws (2.28's
+  // table: Blackwell's N4 figure is 43.8 there, 80.0 in 2.30).
   auto set_nodes = [](double(&row)[kNodeClassCount], double n1, double n2, double n4) {
     row[0] = n1;
     row[1] = n2;
@@ -78,6 +90,7 @@ NcclParams nccl_priors(GpuArch arch) {
       p.ring_ll128_max_per_channel_GBps = 20.0;
       set_nodes(p.tree_max_per_channel_GBps, 26.5, 18.5, 10.0);
       set_nodes(p.tree_ll128_max_per_channel_GBps, 20.0, 20.0, 20.0);
+      set_nodes(p.nvls_tree_max_per_channel_GBps, 26.5, 18.5, 10.0);
       p.nvlink_per_link_GBps = 20.0;  // NCCL topo.h SM70 NVLink figure (reference lists A100's 20)
       break;
     case GpuArch::ampere:
@@ -85,6 +98,7 @@ NcclParams nccl_priors(GpuArch arch) {
       p.ring_ll128_max_per_channel_GBps = 20.0;
       set_nodes(p.tree_max_per_channel_GBps, 24.0, 23.6, 17.8);
       set_nodes(p.tree_ll128_max_per_channel_GBps, 20.0, 20.0, 20.0);
+      set_nodes(p.nvls_tree_max_per_channel_GBps, 24.0, 23.6, 17.8);
       p.nvlink_per_link_GBps = 20.0;  // reference: A100
       break;
     case GpuArch::hopper:
@@ -92,6 +106,7 @@ NcclParams nccl_priors(GpuArch arch) {
       p.ring_ll128_max_per_channel_GBps = 36.7;
       set_nodes(p.tree_max_per_channel_GBps, 38.7, 41.4, 36.0);
       set_nodes(p.tree_ll128_max_per_channel_GBps, 36.7, 36.7, 29.0);
+      set_nodes(p.nvls_tree_max_per_channel_GBps, 0.0, 57.7, 45.5);
       p.nvlink_per_link_GBps = 20.6;  // reference: H100/H200
       break;
     case GpuArch::blackwell:
@@ -99,9 +114,16 @@ NcclParams nccl_priors(GpuArch arch) {
       p.ring_ll128_max_per_channel_GBps = 2 * 36.7;
       set_nodes(p.tree_max_per_channel_GBps, 2 * 38.7, 2 * 41.4, 2 * 36.0);
       set_nodes(p.tree_ll128_max_per_channel_GBps, 2 * 36.7, 2 * 36.7, 2 * 29.0);
+      set_nodes(p.nvls_tree_max_per_channel_GBps, 0.0, 96.0, 43.8);
       p.nvlink_per_link_GBps = 40.1;  // reference: Blackwell
       break;
   }
+
+  p.ll_max_bw_GBps[1] = 39.0;
+  p.ll_max_bw_GBps[2] = 20.4;
+  set_nodes(p.ll_max_bw_amd_GBps, p.ll_max_bw_GBps[0], 22.5, 19.0);
+  p.net_overhead_us = 1.0;      // NCCL 2.28 tuning.cc getNetOverhead: x86 Intel (and others) 1 us
+  p.net_overhead_amd_us = 2.0;  // ... x86 AMD 2 us
 
   p.pcie_gen3_GBps = 12;  // reference: PCIe Gen3 x16
   p.pcie_gen4_GBps = 24;  // reference: Gen4

@@ -43,10 +43,23 @@ struct NcclParams {
   double tree_ll128_efficiency_multi_node = 1.0;
   double pat_efficiency = 1.0;
   double nvls_efficiency = 1.0;
+  // The time side of NVLS on one server (never NCCL's choice): each GPU's NVLink carries the
+  // buffer and its 1/n shard each way (the switch reads every shard, multicasts every result),
+  // at this fraction of NCCL's per-GPU NVLink figure; 0: no such bound.
+  double nvls_multimem_efficiency = 0;
+  // LL's cap: one server by GPU generation, several by CPU vendor (NCCL llMaxBws: Intel and Arm
+  // the first row, AMD the second).
   double ll_max_bw_GBps[kNodeClassCount] = {};
+  double ll_max_bw_amd_GBps[kNodeClassCount] = {};
+  // A multi-server ring's per-step network post overhead (NCCL getNetOverhead: Intel and Arm 1,
+  // AMD 2 us; x 3 for Simple): each of its steps costs at least this.
+  double net_overhead_us = 1.0;
+  double net_overhead_amd_us = 2.0;
   double ring_ll128_max_per_channel_GBps = 0;
   double tree_max_per_channel_GBps[kNodeClassCount] = {};
   double tree_ll128_max_per_channel_GBps[kNodeClassCount] = {};
+  // NVLSTree's per-channel cap by node class (NCCL perChMaxNVLSTreeBws), GB/s.
+  double nvls_tree_max_per_channel_GBps[kNodeClassCount] = {};
 
   // What NCCL's topology search assumes per link, GB/s.
   double nvlink_per_link_GBps = 0;

@@ -51,6 +51,8 @@ const char* to_string(Algo algo) {
       return "NVLS";
     case Algo::pat:
       return "PAT";
+    case Algo::nvls_tree:
+      return "NVLSTREE";
   }
   return "?";
 }

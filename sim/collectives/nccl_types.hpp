@@ -9,15 +9,17 @@
 namespace cs::coll {
 
 enum class Op { all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all, send_recv };
-enum class Algo { tree, ring, nvls, pat };
+// nvls_tree: NVLS inside each server, a tree across servers (NCCL's NVLSTree; several servers).
+enum class Algo { tree, ring, nvls, pat, nvls_tree };
 enum class Proto { ll, ll128, simple };
 // The kind of hop a step crosses; NCCL keeps one per-hop latency table per class.
 enum class LinkClass { nvlink, pcie, network };
 
-inline constexpr int kAlgoCount = 4;
+inline constexpr int kAlgoCount = 5;
 inline constexpr int kProtoCount = 3;
 inline constexpr int kLinkClassCount = 3;
-inline constexpr Algo kAllAlgos[kAlgoCount] = {Algo::tree, Algo::ring, Algo::nvls, Algo::pat};
+inline constexpr Algo kAllAlgos[kAlgoCount] = {Algo::tree, Algo::ring, Algo::nvls, Algo::pat,
+                                               Algo::nvls_tree};
 inline constexpr Proto kAllProtos[kProtoCount] = {Proto::ll, Proto::ll128, Proto::simple};
 
 inline constexpr int index_of(Algo a) {
@@ -32,7 +34,7 @@ inline constexpr int index_of(LinkClass c) {
 
 const char* to_string(
     Op op);  // allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv
-const char* to_string(Algo algo);    // RING, TREE, NVLS, PAT (NCCL's log spelling)
+const char* to_string(Algo algo);    // RING, TREE, NVLS, PAT, NVLSTREE (NCCL's log spelling)
 const char* to_string(Proto proto);  // LL, LL128, SIMPLE
 const char* to_string(LinkClass c);  // nvlink, pcie, network
 

@@ -214,6 +214,27 @@ ChannelList PathBuilder::nvls() {
   return out;
 }
 
+ChannelList PathBuilder::nvls_tree(int tree, int head, int rail) {
+  ChannelList out;
+  const int n_groups = static_cast<int>(layout_.groups.size());
+  std::vector<int> heads(static_cast<std::size_t>(n_groups));
+  for (int g = 0; g < n_groups; ++g) {
+    const std::vector<int>& gpus = layout_.groups[static_cast<std::size_t>(g)].gpus;
+    heads[static_cast<std::size_t>(g)] = gpus[static_cast<std::size_t>(head) % gpus.size()];
+  }
+  for (int g = 0; g < n_groups; ++g) {
+    const int parent = dtree_parent(g, n_groups, tree);
+    if (parent < 0) continue;
+    const int child_head = heads[static_cast<std::size_t>(g)];
+    const int parent_head = heads[static_cast<std::size_t>(parent)];
+    const int child_nic = own_nic(child_head, rail);
+    const int parent_nic = own_nic(parent_head, rail);
+    append_across(out, child_head, parent_head, child_nic, parent_nic);
+    append_across(out, parent_head, child_head, parent_nic, child_nic);
+  }
+  return out;
+}
+
 ChannelList PathBuilder::shift_through(int distance, const std::function<int(int)>& nic_of) {
   ChannelList out;
   const int n = static_cast<int>(layout_.gpu_nodes.size());

@@ -32,6 +32,14 @@ class PathBuilder {
   ChannelList tree(int channel);
   // Every GPU to its NVSwitch and back (in-switch reduction).
   ChannelList nvls();
+  // NVLSTree across servers, the share of head `head` on tree `tree` (0 or 1): the head-th GPU of
+  // every server to its parent's in NCCL's double binary tree and back, through rail `rail` of
+  // each head's own NICs. NCCL's NVLS channels each split their data over every head (the switch
+  // reduce-scatters it to them) and alternate between the two trees (connect.cc, connectNvls), so
+  // each (tree, head) carries an equal share. The in-switch part inside each server is not on the
+  // list: NCCL's per-channel figure bounds it (tuner.hpp), and it would put every GPU's links on
+  // every flow.
+  ChannelList nvls_tree(int tree, int head, int rail);
   // Every rank i to rank (i + distance) mod n; across servers through rail `channel` mod nics.
   ChannelList shift(int distance, int channel);
   // Point-to-point: every rank i to rank (i + distance) mod n, across servers through rail `rail`

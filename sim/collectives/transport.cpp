@@ -22,6 +22,13 @@ int ring_network_steps(int steps, int n_ranks, int nodes) {
   return laps * nodes + std::min(nodes, (rest + ppn - 1) / ppn);
 }
 
+double ring_step_floor(const CommShape& s, Proto p, const NcclParams& prm, double intra_lat) {
+  if (s.n_nodes <= 1) return intra_lat;
+  const double overhead = (s.amd_cpu ? prm.net_overhead_amd_us : prm.net_overhead_us) *
+                          (p == Proto::simple ? 3.0 : 1.0);
+  return std::max(intra_lat, overhead);
+}
+
 double run_latency_us(const CommShape& shape, Op op, const TunerChoice& choice,
                       const NcclParams& params) {
   const Estimate& e = choice.estimate;
@@ -58,6 +65,9 @@ double run_latency_us(const CommShape& shape, Op op, const TunerChoice& choice,
       const int steps = op == Op::all_reduce ? 2 * (n - 1) : chain ? n : n - 1;
       const int across = chain ? nodes - 1 : ring_network_steps(steps, n, nodes);
       // NCCL's multi-node plateau factor (tuner.hpp) stays: it stands for the ring's real cost.
+      // NCCL's network post overhead (ring_step_floor) is its choice's, not this time: the Azure
+      // 2 x 8 all-gather at 1 KiB (calibrate/published) runs its 14 intra-server LL steps at
+      // NVLink's 0.6 us, not AMD's 2 us floor.
       return (base + (steps - across) * intra + across * step) * e.plateau_factor;
     }
     case Algo::tree: {
@@ -70,6 +80,12 @@ double run_latency_us(const CommShape& shape, Op op, const TunerChoice& choice,
              log2_floor(nodes) * step;
     case Algo::nvls:
       return e.latency_us;
+    case Algo::nvls_tree: {
+      // The in-switch part at NCCL's figure, then 2 log2(N) network steps; NCCL has no LL row for
+      // NVLSTree, so its Simple figure's excess over Tree LL's is what the protocol adds.
+      const double nt_step = shape.net_step_latency_us + net[ia][ip] - net[index_of(Algo::tree)][0];
+      return base + intra + 2.0 * log2_floor(nodes) * nt_step;
+    }
   }
   return e.latency_us;
 }

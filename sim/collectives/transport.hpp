@@ -24,6 +24,12 @@ int log2_floor(int n);
 // evenly), for s steps.
 int ring_network_steps(int steps, int n_ranks, int nodes);
 
+// A ring step inside a server of a multi-server ring: its hop latency `intra_lat`, but at least
+// NCCL's network post overhead (tuning.cc getNetOverhead; x 3 for Simple), as NCCL's estimate
+// charges it (the choice's side only). One server: intra_lat.
+double ring_step_floor(const CommShape& shape, Proto proto, const NcclParams& params,
+                       double intra_lat);
+
 // The latency the call takes, us.
 double run_latency_us(const CommShape& shape, Op op, const TunerChoice& choice,
                       const NcclParams& params);

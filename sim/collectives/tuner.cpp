@@ -24,6 +24,23 @@ int steps_of(Op op, int n) {
   }
 }
 
+// NCCL 2.28 tuning.cc treeCorrectionFactor: Tree all-reduce reaches less than its model's
+// bandwidth at medium sizes; NCCL scales it by this factor, indexed by floor(log2(bytes / 64))
+// (64 B .. 256 MiB; 1 outside).
+double tree_correction(Proto p, double bytes) {
+  static constexpr double kFactor[kProtoCount][23] = {
+      {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6, .5,
+       .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+      {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6, .6,
+       .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0},
+      {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
+  const auto units = static_cast<unsigned long long>(bytes) >> 6;
+  if (units == 0) return 1.0;
+  int log = 0;
+  for (auto u = units; u > 1; u >>= 1) ++log;
+  return log < 23 ? kFactor[index_of(p)][log] : 1.0;
+}
+
 // Whether NCCL would consider (algo, proto) for this op on this communicator.
 bool applicable(const CommShape& s, Op op, Algo a, Proto p, const TunerOptions& o) {
   if (!(o.algo_mask & (1u << index_of(a))) || !(o.proto_mask & (1u << index_of(p)))) return false;
@@ -35,8 +52,11 @@ bool applicable(const CommShape& s, Op op, Algo a, Proto p, const TunerOptions& 
     case Algo::tree:
       return op == Op::all_reduce && s.tree.n_channels > 0;
     case Algo::nvls:  // in-switch reduction inside one NVSwitch server
-      return op == Op::all_reduce && p == Proto::simple && o.nvls_enabled && s.nvswitch &&
-             s.n_nodes == 1 && s.n_ranks > 1 && s.nvls.n_channels > 0;
+      return op == Op::all_reduce && p == Proto::simple && nvls_enabled(s, o) && s.n_nodes == 1 &&
+             s.n_ranks > 1 && s.nvls.n_channels > 0;
+    case Algo::nvls_tree:  // NVLS inside each server, a tree across them; at least 2 channels
+      return op == Op::all_reduce && p == Proto::simple && nvls_enabled(s, o) && s.n_nodes > 1 &&
+             s.nvls.n_channels >= 2;
     case Algo::pat:  // one rank per node
       return (op == Op::all_gather || op == Op::reduce_scatter) && p == Proto::simple && ppn1 &&
              s.n_nodes > 1;
@@ -45,11 +65,13 @@ bool applicable(const CommShape& s, Op op, Algo a, Proto p, const TunerOptions& 
 }
 
 const GraphInfo& graph_of(const CommShape& s, Algo a) {
-  return a == Algo::tree ? s.tree : a == Algo::nvls ? s.nvls : s.ring;
+  return a == Algo::tree ? s.tree : a == Algo::nvls || a == Algo::nvls_tree ? s.nvls : s.ring;
 }
 
+// `nccl_time`: NCCL's own time estimate (ncclTopoGetAlgoTime), with its tree correction, which
+// its choice uses; without it the estimate is the model the call is timed with.
 Estimate estimate_one(const CommShape& s, Op op, double bytes, Algo a, Proto p,
-                      const NcclParams& prm) {
+                      const NcclParams& prm, bool nccl_time) {
   const int n = s.n_ranks;
   const int nodes = s.n_nodes;
   const int nc = node_class(nodes);
@@ -60,7 +82,8 @@ Estimate estimate_one(const CommShape& s, Op op, double bytes, Algo a, Proto p,
   const int ip = index_of(p);
 
   double bus = nch * (nodes <= 2 ? g.bw_intra_GBps : g.bw_inter_GBps);
-  const double ll_max = prm.ll_max_bw_GBps[nc];
+  const double ll_max =
+      nodes > 1 && s.amd_cpu ? prm.ll_max_bw_amd_GBps[nc] : prm.ll_max_bw_GBps[nc];
   if (a == Algo::ring && p == Proto::ll) bus = std::min(ll_max, bus * prm.ring_ll_efficiency);
   if (a == Algo::ring && p == Proto::ll128)
     bus = std::min(bus * prm.ll128_efficiency, nch * prm.ring_ll128_max_per_channel_GBps);
@@ -74,10 +97,24 @@ Estimate estimate_one(const CommShape& s, Op op, double bytes, Algo a, Proto p,
   }
   if (a == Algo::pat) bus *= prm.pat_efficiency;
   if (a == Algo::nvls) bus = 2.0 * bus * prm.nvls_efficiency * (nch - 1.0) / nch;
+  if (a == Algo::nvls_tree) {
+    // Per channel: the switch's pipelined reduce and broadcast (2 x bwIntra x eff x (nCh-1)/nCh),
+    // the network (bwInter; a 2-server tree moves half a ring's bytes: x 2) and NCCL's cap.
+    const double intra = 2.0 * g.bw_intra_GBps * prm.nvls_efficiency * (nch - 1.0) / nch;
+    const double inter = g.bw_inter_GBps * (nodes <= 2 ? 2.0 : 1.0);
+    bus = nch * std::min({intra, inter, prm.nvls_tree_max_per_channel_GBps[nc]});
+  }
 
   double algbw = bus;
-  if (a == Algo::ring || a == Algo::nvls) algbw = bus * n / std::max(nsteps, 1);
+  if (a == Algo::ring || a == Algo::nvls || a == Algo::nvls_tree)
+    algbw = bus * n / std::max(nsteps, 1);
   if (a == Algo::tree) algbw = bus * 0.5;
+  if (nccl_time && a == Algo::tree && op == Op::all_reduce) algbw *= tree_correction(p, bytes);
+  if (!nccl_time && a == Algo::nvls && prm.nvls_multimem_efficiency > 0) {
+    // The run: each GPU's NVLink carries S (1 + 1/n) each way at the multimem rate.
+    const double gpu_nvlink = nch * g.bw_intra_GBps;
+    algbw = std::min(algbw, gpu_nvlink * prm.nvls_multimem_efficiency * n / (n + 1.0));
+  }
 
   const double ppn = static_cast<double>(n) / nodes;
   const double intra_lat = prm.hop_latency_us[index_of(s.intra)][ia][ip];
@@ -96,7 +133,10 @@ Estimate estimate_one(const CommShape& s, Op op, double bytes, Algo a, Proto p,
         break;
       }
       const int inter_steps = nodes == 1 ? 0 : op == Op::all_reduce ? 2 * (nodes - 1) : nodes - 1;
-      lat += (nsteps - inter_steps) * intra_lat + inter_steps * inter_lat;
+      // NCCL's estimate charges each step at least its network post overhead; the call's time
+      // does not (transport.hpp, ring_step_floor).
+      const double step = nccl_time ? ring_step_floor(s, p, prm, intra_lat) : intra_lat;
+      lat += (nsteps - inter_steps) * step + inter_steps * inter_lat;
       break;
     }
     case Algo::tree:
@@ -104,6 +144,9 @@ Estimate estimate_one(const CommShape& s, Op op, double bytes, Algo a, Proto p,
       break;
     case Algo::nvls:
       lat = intra_lat + (nodes > 1 ? inter_lat : 0.0);
+      break;
+    case Algo::nvls_tree:
+      lat += intra_lat + 2.0 * log2_floor(nodes) * inter_lat;
       break;
     case Algo::pat:
       lat += log2_floor(nodes) * inter_lat / prm.pat_log_latency_divisor +
@@ -133,7 +176,7 @@ void shrink_channels(TunerChoice& c, double bytes, int n_ranks, const NcclParams
   int nt = prm.max_threads[ip];
   double threshold = prm.thread_threshold[ip];
   if (c.estimate.algo == Algo::ring && c.estimate.proto == Proto::ll) threshold *= n_ranks;
-  if (c.estimate.algo != Algo::nvls) {
+  if (c.estimate.algo != Algo::nvls && c.estimate.algo != Algo::nvls_tree) {
     while (bytes < static_cast<double>(nc) * nt * threshold) {
       if (nc >= 2) {
         --nc;
@@ -173,19 +216,44 @@ unsigned parse_mask(const std::string& text, const std::string& key, bool algo) 
 
 }  // namespace
 
-std::vector<Estimate> estimate_all(const CommShape& shape, Op op, double bytes,
-                                   const NcclParams& params, const TunerOptions& options) {
+bool nvls_enabled(const CommShape& shape, const TunerOptions& options) {
+  return shape.multicast && options.nvls.value_or(true);
+}
+
+namespace {
+
+std::vector<Estimate> estimates(const CommShape& shape, Op op, double bytes,
+                                const NcclParams& params, const TunerOptions& options,
+                                bool nccl_time) {
   std::vector<Estimate> out;
   if (shape.n_ranks <= 1) return out;
   for (Algo a : kAllAlgos) {
     for (Proto p : kAllProtos) {
       if (!applicable(shape, op, a, p, options)) continue;
       if (graph_of(shape, a).n_channels <= 0) continue;
-      const Estimate e = estimate_one(shape, op, bytes, a, p, params);
+      const Estimate e = estimate_one(shape, op, bytes, a, p, params, nccl_time);
       if (e.algo_bw_GBps > 0) out.push_back(e);
     }
   }
   return out;
+}
+
+// The chosen configuration timed with `params` on `shape` (no tuner correction).
+void retime(TunerChoice& c, const CommShape& shape, Op op, double bytes, const NcclParams& params,
+            const TunerOptions& options) {
+  TunerOptions only = options;
+  only.algo_mask = 1u << index_of(c.estimate.algo);
+  only.proto_mask = 1u << index_of(c.estimate.proto);
+  const std::vector<Estimate> timed = estimates(shape, op, bytes, params, only, false);
+  if (!timed.empty()) c.estimate = timed.front();
+  c.run_latency_us = run_latency_us(shape, op, c, params);
+}
+
+}  // namespace
+
+std::vector<Estimate> estimate_all(const CommShape& shape, Op op, double bytes,
+                                   const NcclParams& params, const TunerOptions& options) {
+  return estimates(shape, op, bytes, params, options, true);
 }
 
 namespace {
@@ -268,11 +336,11 @@ TunerChoice choose(const CommShape& shape, Op op, double bytes, const NcclParams
   c.estimate = *best;
   c.graph_channels = graph_of(shape, best->algo).n_channels;
   c.comm_channels =
-      best->algo == Algo::nvls
+      best->algo == Algo::nvls || best->algo == Algo::nvls_tree
           ? c.graph_channels
           : std::min(c.graph_channels * params.runtime_channel_multiplier, params.max_channels);
   shrink_channels(c, bytes, shape.n_ranks, params);
-  c.run_latency_us = run_latency_us(shape, op, c, params);
+  retime(c, shape, op, bytes, params, options);
   return c;
 }
 
@@ -285,18 +353,20 @@ TunerChoice choose_timed(const CommShape& nccl_shape, const NcclParams& nccl,
     return c;
   }
   TunerChoice c = choose(nccl_shape, op, bytes, nccl, options);
-  TunerOptions only = options;
-  only.algo_mask = 1u << index_of(c.estimate.algo);
-  only.proto_mask = 1u << index_of(c.estimate.proto);
-  const std::vector<Estimate> timed = estimate_all(shape, op, bytes, params, only);
-  if (!timed.empty()) c.estimate = timed.front();
-  c.run_latency_us = run_latency_us(shape, op, c, params);
+  retime(c, shape, op, bytes, params, options);
   return c;
 }
 
 unsigned parse_algo_mask(const std::string& text, const std::string& key) {
   return parse_mask(text, key, true);
 }
+std::optional<bool> parse_nvls_enable(const std::string& text, const std::string& key) {
+  if (text.empty()) return std::nullopt;
+  if (text == "on" || text == "1") return true;
+  if (text == "off" || text == "0") return false;
+  throw InputError("key '" + key + "': '" + text + "' is not on/1 or off/0");
+}
+
 unsigned parse_proto_mask(const std::string& text, const std::string& key) {
   return parse_mask(text, key, false);
 }

@@ -3,6 +3,7 @@
 // shrink the channel count for small messages as NCCL's enqueue does.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,9 @@ struct CommShape {
   int n_nodes = 1;
   LinkClass intra = LinkClass::nvlink;  // nvlink when every intra-server path is NVLink-only
   bool nvswitch = false;                // the GPUs of a server meet on an NVSwitch
+  bool multicast =
+      false;             // ... with multicast (NVLS possible): topology `multicast`, sm90 or newer
+  bool amd_cpu = false;  // the servers' CPUs are AMD (NCCL's multi-node LL cap, net overhead)
   GraphInfo ring;
   GraphInfo tree;
   GraphInfo nvls;
@@ -31,8 +35,14 @@ struct CommShape {
 struct TunerOptions {
   unsigned algo_mask = (1u << kAlgoCount) - 1;
   unsigned proto_mask = (1u << kProtoCount) - 1;
-  bool nvls_enabled = false;  // NCCL_NVLS_ENABLE; off on the calibration machines
+  // NCCL_NVLS_ENABLE: unset follows NCCL's default, on wherever the servers support it
+  // (CommShape::multicast); false turns NVLS and NVLSTree off; true cannot add what the hardware
+  // lacks.
+  std::optional<bool> nvls;
 };
+
+// Whether NVLS (one server) and NVLSTree (several) may run: the hardware and the option.
+bool nvls_enabled(const CommShape& shape, const TunerOptions& options);
 
 // One row of NCCL's prediction table.
 struct Estimate {
@@ -71,11 +81,17 @@ struct TunerChoice {
 //   netHop); NVLS intraHop (+ netHop across nodes); PAT base + log2(N) netHop / div + n * perRank.
 //   With ppn = 1 the network hop is Tree's; the plugin's latency is added to it (twice for Simple).
 //   Multi-node Ring Simple all-reduce latency is multiplied by the plateau factor when bytes / (nCh
-//   * n) >= plateau bytes.
+//   * n) >= plateau bytes. Tree all-reduce's algbw is scaled by NCCL's tree correction for the size
+//   (tuning.cc treeCorrectionFactor, 0.4-1 from 64 B to 256 MiB): NCCL's time estimate, which its
+//   choice uses; the chosen call is timed without it (choose()).
+// NVLSTree (all-reduce, Simple, several servers): per channel min(2 bwIntra effNvls (nCh-1)/nCh,
+//   bwInter (x 2 on 2 servers), perChMaxNVLSTree), algbw = busBw * n / nsteps, latency base +
+//   intraHop + 2 log2(N) netHop.
 std::vector<Estimate> estimate_all(const CommShape& shape, Op op, double bytes,
                                    const NcclParams& params, const TunerOptions& options);
 
-// The fastest enabled estimate (ties: first in (algo, proto) order), with its channels shrunk:
+// The fastest enabled estimate of NCCL's table (ties: first in (algo, proto) order), timed without
+// NCCL's tree correction, with its channels shrunk:
 //   nc = comm channels (graph x multiplier; NVLS its own), nt = maxThreads; while bytes < nc * nt *
 //   threshold: nc-- if nc >= 2, else nt /= 2 while nt is a multiple of 128. NVLS keeps its
 //   channels.
@@ -103,6 +119,9 @@ TunerChoice choose_timed(const CommShape& nccl_shape, const NcclParams& nccl,
 // Parses NCCL_ALGO / NCCL_PROTO style lists ("ring,tree", case-insensitive) into a mask; throws
 // InputError naming `key` and the valid values. An empty text means "all".
 unsigned parse_algo_mask(const std::string& text, const std::string& key);
+// NCCL_NVLS_ENABLE style: "" -> nullopt (NCCL's default), on / 1 -> true, off / 0 -> false; else
+// throws InputError naming `key`.
+std::optional<bool> parse_nvls_enable(const std::string& text, const std::string& key);
 unsigned parse_proto_mask(const std::string& text, const std::string& key);
 
 }  // namespace cs::coll

@@ -55,6 +55,11 @@ struct Node {
   double pageable_d2h_copy_Bps = 0;
   TimePs pageable_h2d_latency = 0;
   TimePs pageable_d2h_latency = 0;
+  // NVSwitch nodes: whether the switch offers multicast objects (in-switch reduction, NCCL's NVLS);
+  // gen3 NVSwitch does, but a VM may not expose it (topology key `multicast: false`).
+  bool multicast = true;
+  // CPU nodes: intel, amd or arm (topology key `vendor`); NCCL's tuner reads it across servers.
+  std::string cpu_vendor = "intel";
   SourceLoc loc;
 };
 

@@ -22,6 +22,8 @@ Node make_node(const spec::NodeSpec& s, std::string name) {
   node.gpu_model = s.gpu_model;
   node.host_memory_bandwidth_Bps = s.host_memory_bandwidth_Bps;
   node.pageable_copy_Bps = s.pageable_copy_Bps;
+  node.multicast = s.multicast;
+  node.cpu_vendor = s.cpu_vendor;
   node.loc = s.loc;
   return node;
 }

@@ -1,6 +1,8 @@
 // Node entries -> NodeSpec, declared in loader_parse_node.hpp.
 #include "topology/loader_parse_node.hpp"
 
+#include <algorithm>
+
 #include "topology/loader_names.hpp"
 #include "topology/loader_parse.hpp"
 
@@ -30,7 +32,8 @@ spec::NodeSpec parse_node(const YAML::Node& node, const std::string& file, const
                           const std::unordered_map<std::string, int>& models,
                           const std::vector<std::string>& model_names) {
   Fields f(node, "node entry", "nodes", file, where,
-           {"name", "kind", "count", "model", "memory_bandwidth", "pageable_copy"});
+           {"name", "kind", "count", "model", "memory_bandwidth", "pageable_copy", "multicast",
+            "vendor"});
   spec::NodeSpec n;
   n.loc = f.loc();
   n.name = parse_name(f, "name");
@@ -53,7 +56,7 @@ spec::NodeSpec parse_node(const YAML::Node& node, const std::string& file, const
     n.count = static_cast<int>(*count);
   }
   if (n.kind == NodeKind::gpu) {
-    f.forbid({"memory_bandwidth", "pageable_copy"}, "gpu nodes", "model");
+    f.forbid({"memory_bandwidth", "pageable_copy", "multicast", "vendor"}, "gpu nodes", "model");
     const std::string model = f.text("model");
     auto it = models.find(model);
     if (it == models.end()) {
@@ -63,13 +66,23 @@ spec::NodeSpec parse_node(const YAML::Node& node, const std::string& file, const
     }
     n.gpu_model = it->second;
   } else if (n.kind == NodeKind::cpu) {
-    f.forbid({"model"}, "cpu nodes", "memory_bandwidth, pageable_copy");
+    f.forbid({"model", "multicast"}, "cpu nodes", "memory_bandwidth, pageable_copy, vendor");
     n.host_memory_bandwidth_Bps = f.bandwidth_Bps("memory_bandwidth");
+    n.cpu_vendor = f.optional_text("vendor").value_or("intel");
+    const std::vector<std::string> vendors = {"intel", "amd", "arm"};
+    if (std::find(vendors.begin(), vendors.end(), n.cpu_vendor) == vendors.end())
+      f.fail("vendor", "unknown cpu vendor '" + n.cpu_vendor + "'; valid: intel, amd, arm");
     n.pageable_copy_Bps =
         f.optional_bandwidth_Bps("pageable_copy").value_or(kDefaultPageableCopy_Bps);
   } else {
-    f.forbid({"model", "memory_bandwidth", "pageable_copy"},
-             std::string(to_string(n.kind)) + " nodes", "name, kind, count");
+    f.forbid({"model", "memory_bandwidth", "pageable_copy", "vendor"},
+             std::string(to_string(n.kind)) + " nodes",
+             n.kind == NodeKind::nvswitch ? "name, kind, count, multicast" : "name, kind, count");
+    if (n.kind == NodeKind::nvswitch) {
+      n.multicast = f.optional_bool("multicast").value_or(true);
+    } else {
+      f.forbid({"multicast"}, std::string(to_string(n.kind)) + " nodes", "name, kind, count");
+    }
   }
   return n;
 }

@@ -48,6 +48,8 @@ struct NodeSpec {
   int gpu_model = -1;
   double host_memory_bandwidth_Bps = 0;
   double pageable_copy_Bps = 0;
+  bool multicast = true;             // nvswitch nodes: `multicast`
+  std::string cpu_vendor = "intel";  // cpu nodes: `vendor`
   SourceLoc loc;
 };
 

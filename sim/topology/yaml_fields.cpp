@@ -141,6 +141,14 @@ std::optional<long long> Fields::optional_integer(const std::string& key, long l
   return integer(key, min, max);
 }
 
+std::optional<bool> Fields::optional_bool(const std::string& key) const {
+  if (!has(key)) return std::nullopt;
+  const std::string t = text(key);
+  if (t == "true") return true;
+  if (t == "false") return false;
+  fail(key, "'" + t + "' is not true or false");
+}
+
 std::optional<double> Fields::optional_number(const std::string& key, double exclusive_min,
                                               double inclusive_max) const {
   if (!has(key)) return std::nullopt;

@@ -51,6 +51,8 @@ class Fields {
   long long integer(const std::string& key, long long min, long long max) const;  // required
   std::optional<long long> optional_integer(const std::string& key, long long min,
                                             long long max) const;
+  // true or false (YAML's spelling); nullopt when absent.
+  std::optional<bool> optional_bool(const std::string& key) const;
   // A plain number in (min, max] (e.g. efficiency).
   std::optional<double> optional_number(const std::string& key, double exclusive_min,
                                         double inclusive_max) const;

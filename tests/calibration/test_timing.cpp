@@ -12,6 +12,7 @@
 #include <string>
 #include <tuple>
 
+#include "calibration/fit/fit_nccl.hpp"
 #include "calibration/measurements/measurements.hpp"
 #include "calibration/measurements/timing_select.hpp"
 #include "support/calibration_data.hpp"
@@ -156,4 +157,30 @@ TEST_CASE("--timing takes host_paced or gated only") {
   CHECK(cs::cal::nccl_timing_option("gated", "timing") == NcclTiming::gated);
   CHECK(cs::cal::nccl_timing_option("host_paced", "timing") == NcclTiming::host_paced);
   CHECK_THROWS_AS(cs::cal::nccl_timing_option("paced", "timing"), cs::InputError);
+}
+
+TEST_CASE("each NCCL record keeps its run's NCCL_NVLS_ENABLE, and the prediction follows it") {
+  auto read = [](const std::string& env) {
+    Measurements m;
+    read_measurement_text("{\"schema\":\"clustersim-calibration-v1\",\n" + env +
+                              "\"measurements\":[\n{" + kRecord + "5}\n]}\n",
+                          "ok.json", m);
+    REQUIRE(m.nccl.size() == 1);
+    return m.nccl.front().nvls;
+  };
+  CHECK(read("\"env\":{\"NCCL_NVLS_ENABLE\":\"0\"},\n") == std::optional<bool>(false));
+  CHECK(read("\"env\":{\"NCCL_NVLS_ENABLE\":\"1\"},\n") == std::optional<bool>(true));
+  CHECK_FALSE(read("\"env\":{\"NCCL_NVLS_ENABLE\":null},\n").has_value());
+  CHECK_FALSE(read("").has_value());
+  // The fit and validate predict each record with its run's setting.
+  NcclPoint off;
+  off.forced_algo = off.forced_proto = "default";
+  off.nvls = false;
+  REQUIRE(cs::cal::forced_options(off));
+  CHECK(cs::cal::forced_options(off)->nvls == std::optional<bool>(false));
+  CHECK(cs::test::measurement_error(
+            "{\"schema\":\"clustersim-calibration-v1\",\n\"env\":{\"NCCL_NVLS_ENABLE\":\"yes\"},"
+            "\n\"measurements\":[\n{" +
+            std::string(kRecord) + "5}\n]}\n") ==
+        "bad.json:2: key 'NCCL_NVLS_ENABLE': 'yes' is not an integer");
 }

@@ -104,7 +104,8 @@ TEST_CASE("clustersim compare refuses a topology path too long to look up with f
 }
 
 TEST_CASE("clustersim coll: the DGX H100 figures the issue names") {
-  const CommandResult r = run(topo("dgx-h100.yaml") + "--op allreduce -b 1G -e 1G --csv");
+  const CommandResult r =
+      run(topo("dgx-h100.yaml") + "--op allreduce -b 1G -e 1G --csv --nvls off");
   REQUIRE(r.status == 0);
   // size,count,type,redop,root,time_us,algbw_GBps,busbw_GBps,algo,proto,channels
   std::istringstream lines(r.output);
@@ -158,14 +159,20 @@ TEST_CASE("clustersim coll honours NCCL_ALGO / NCCL_PROTO / NCCL_NVLS_ENABLE, fl
     REQUIRE(cols.size() == 11);
     return cols[8] + "/" + cols[9];
   };
-  CHECK(algo_proto(run(args).output) == "RING/SIMPLE");
+  // NCCL's default on an H100 NVSwitch (multicast): NVLS at 1 GiB; off, Ring.
+  CHECK(algo_proto(run(args).output) == "NVLS/SIMPLE");
+  CHECK(algo_proto(run(args, "NCCL_NVLS_ENABLE=0").output) == "RING/SIMPLE");
+  CHECK(algo_proto(run(args + " --nvls on", "NCCL_NVLS_ENABLE=0").output) == "NVLS/SIMPLE");
+  CHECK(algo_proto(run(args + " --nvls off", "NCCL_NVLS_ENABLE=1").output) == "RING/SIMPLE");
   CHECK(algo_proto(run(args, "NCCL_ALGO=tree").output) == "TREE/SIMPLE");
   CHECK(algo_proto(run(args, "NCCL_PROTO=LL").output) == "RING/LL");
   CHECK(algo_proto(run(args + " --algo ring", "NCCL_ALGO=tree").output) == "RING/SIMPLE");
-  CHECK(algo_proto(run(args, "NCCL_NVLS_ENABLE=1").output) == "NVLS/SIMPLE");
   const CommandResult bad = run(args, "NCCL_ALGO=bogus");
   CHECK(bad.status == 2);
   CHECK(bad.output.find("NCCL_ALGO") != std::string::npos);
+  const CommandResult bad_nvls = run(args + " --nvls maybe");
+  CHECK(bad_nvls.status == 2);
+  CHECK(bad_nvls.output.find("key 'nvls'") != std::string::npos);
 }
 
 namespace {

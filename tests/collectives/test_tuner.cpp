@@ -41,9 +41,37 @@ TEST_CASE("ring all-reduce estimates on one DGX H100") {
   // Tree on one node: latency 8.4 + 2 x 7 x 4.0 = 64.4 us; bw min(360 x .92, 12 x 38.7) / 2.
   const Estimate& tree = find(table, Algo::tree, Proto::simple);
   CHECK(tree.latency_us == doctest::Approx(8.4 + 2 * 7 * 4.0));
-  CHECK(tree.algo_bw_GBps == doctest::Approx(331.2 / 2));
-  // NVLS is off unless enabled.
+  // NCCL's table scales it by its tree correction: 1e6 B = 15625 x 64 B, floor(log2) = 13, Simple
+  // row 0.5.
+  CHECK(tree.algo_bw_GBps == doctest::Approx(331.2 / 2 * 0.5));
+  // NVLS needs a switch with multicast; this shape has none.
   for (const Estimate& e : table) CHECK(e.algo != Algo::nvls);
+  // The chosen call is timed without the correction: forced Tree Simple runs at 331.2 / 2.
+  TunerOptions tree_simple;
+  tree_simple.algo_mask = 1u << index_of(Algo::tree);
+  tree_simple.proto_mask = 1u << index_of(Proto::simple);
+  const TunerChoice c = choose(dgx_one_node(), Op::all_reduce, 1e6, prm, tree_simple);
+  CHECK(c.estimate.algo_bw_GBps == doctest::Approx(331.2 / 2));
+}
+
+TEST_CASE("NCCL's tree correction: what its table multiplies Tree all-reduce by, per size") {
+  // tuning.cc treeCorrectionFactor, index floor(log2(bytes / 64)): LL at 256 KiB (4096 x 64 B,
+  // index 12) 0.4, LL128 at 1 MiB (index 14) 0.6, Simple at 16 MiB (index 18) 0.7; below 64 B
+  // and from 512 MiB (index 23) 1.
+  const NcclParams prm = nccl_priors(GpuArch::hopper);
+  auto tree_bw = [&](Proto p, double bytes) {
+    TunerOptions o;
+    o.algo_mask = 1u << index_of(Algo::tree);
+    o.proto_mask = 1u << index_of(p);
+    return estimate_all(dgx_one_node(), Op::all_reduce, bytes, prm, o).front().algo_bw_GBps;
+  };
+  const double ll = tree_bw(Proto::ll, 32);  // uncorrected
+  CHECK(tree_bw(Proto::ll, 256 * 1024) == doctest::Approx(0.4 * ll));
+  const double ll128 = tree_bw(Proto::ll128, 32);
+  CHECK(tree_bw(Proto::ll128, 1024 * 1024) == doctest::Approx(0.6 * ll128));
+  const double simple = tree_bw(Proto::simple, 32);
+  CHECK(tree_bw(Proto::simple, 16.0 * 1024 * 1024) == doctest::Approx(0.7 * simple));
+  CHECK(tree_bw(Proto::simple, 512.0 * 1024 * 1024) == doctest::Approx(simple));
 }
 
 TEST_CASE("the protocol flips from LL to LL128 to Simple as the all-reduce grows") {
@@ -93,8 +121,23 @@ TEST_CASE("multi-node latencies: network hops, the ring plateau factor, tree log
   s.n_nodes = 2;
   s.ring = s.tree = GraphInfo{16, 22.5, 22.5};
   const auto small = estimate_all(s, Op::all_reduce, 8, prm, TunerOptions{});
-  // Ring LL: 6.6 + (30 - 2) x 0.6 + 2 x 2.7 = 28.8 us (nsteps 30, inter steps 2(N-1) = 2).
-  CHECK(find(small, Algo::ring, Proto::ll).latency_us == doctest::Approx(28.8));
+  // Ring LL: 6.6 + (30 - 2) x max(0.6, 1.0) + 2 x 2.7 = 40.0 us (nsteps 30, inter steps 2(N-1) =
+  // 2; each step at least NCCL's network post overhead, 1 us on Intel), and the call is timed
+  // without that floor: 6.6 + 28 x 0.6 + 5.4 = 28.8 us.
+  CHECK(find(small, Algo::ring, Proto::ll).latency_us == doctest::Approx(40.0));
+  TunerOptions ring_ll;
+  ring_ll.algo_mask = 1u << index_of(Algo::ring);
+  ring_ll.proto_mask = 1u << index_of(Proto::ll);
+  CHECK(choose(s, Op::all_reduce, 8, prm, ring_ll).estimate.latency_us == doctest::Approx(28.8));
+  // AMD hosts: a 2 us floor (x 3 for Simple), LL capped at 22.5 GB/s on 2 servers (39 on Intel):
+  // Ring LL 6.6 + 28 x 2 + 5.4 = 68.0 us; Simple 8.4 + 28 x max(3.4, 6) + 2 x 14 = 204.4 us.
+  CommShape amd = s;
+  amd.amd_cpu = true;
+  const auto on_amd = estimate_all(amd, Op::all_reduce, 8, prm, TunerOptions{});
+  CHECK(find(on_amd, Algo::ring, Proto::ll).latency_us == doctest::Approx(68.0));
+  CHECK(find(on_amd, Algo::ring, Proto::simple).latency_us == doctest::Approx(204.4));
+  CHECK(find(on_amd, Algo::ring, Proto::ll).bus_bw_GBps == doctest::Approx(22.5));
+  CHECK(find(small, Algo::ring, Proto::ll).bus_bw_GBps == doctest::Approx(39.0));
   // Tree LL: 6.8 + 2 x (7 x 0.6 + log2(2) x 5.0) = 25.2 us: tree wins the small sizes.
   CHECK(find(small, Algo::tree, Proto::ll).latency_us == doctest::Approx(25.2));
   CHECK(choose(s, Op::all_reduce, 8, prm, TunerOptions{}).estimate.algo == Algo::tree);
@@ -126,17 +169,27 @@ TEST_CASE("NCCL_ALGO / NCCL_PROTO overrides") {
 }
 
 TEST_CASE(
-    "enablement: LL128 needs NVLink-only paths, NVLS needs the switch and the flag, PAT "
-    "one rank per node") {
+    "enablement: LL128 needs NVLink-only paths, NVLS a switch with multicast unless turned off, "
+    "PAT one rank per node") {
   const NcclParams prm = nccl_priors(GpuArch::hopper);
   CommShape pcie = dgx_one_node();
   pcie.intra = LinkClass::pcie;
   for (const Estimate& e : estimate_all(pcie, Op::all_reduce, 1e6, prm, TunerOptions{}))
     CHECK(e.proto != Proto::ll128);
 
-  TunerOptions nvls;
-  nvls.nvls_enabled = true;
-  const auto with_nvls = estimate_all(dgx_one_node(), Op::all_reduce, 1e9, prm, nvls);
+  // NVLS follows NCCL's default: on where the switch has multicast, unless turned off; forcing it
+  // on cannot add multicast to a switch without it.
+  CommShape multicast = dgx_one_node();
+  multicast.multicast = true;
+  const auto with_nvls = estimate_all(multicast, Op::all_reduce, 1e9, prm, TunerOptions{});
+  TunerOptions off;
+  off.nvls = false;
+  TunerOptions on;
+  on.nvls = true;
+  for (const Estimate& e : estimate_all(multicast, Op::all_reduce, 1e9, prm, off))
+    CHECK(e.algo != Algo::nvls);
+  for (const Estimate& e : estimate_all(dgx_one_node(), Op::all_reduce, 1e9, prm, on))
+    CHECK(e.algo != Algo::nvls);
   // NVLS busBw = 2 x (16 x 23.175) x 0.85 x 15/16 = 590.9 GB/s; latency = one NVLink hop, 25 us.
   const Estimate& v = find(with_nvls, Algo::nvls, Proto::simple);
   CHECK(v.bus_bw_GBps == doctest::Approx(2 * 370.8 * 0.85 * 15.0 / 16.0));

@@ -61,6 +61,8 @@ const std::vector<BadFile> kCorpus = {
     {"gpus_cut_off", 8, "links", {"'node1/gpu0' cannot reach GPU 'node0/gpu0'"}},
     {"malformed_yaml", 7, "", {"malformed YAML"}},
     {"empty_template", 7, "nodes", {"has no nodes"}},
+    {"bad_multicast", 11, "multicast", {"'maybe' is not true or false"}},
+    {"unknown_cpu_vendor", 9, "vendor", {"unknown cpu vendor 'via'", "valid: intel, amd, arm"}},
 };
 
 std::string load_error(const std::string& path) {

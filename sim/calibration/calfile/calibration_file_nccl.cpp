@@ -74,10 +74,15 @@ json nccl_params_json(const NcclParams& p) {
   j["tree_ll128_efficiency_multi_node"] = p.tree_ll128_efficiency_multi_node;
   j["pat_efficiency"] = p.pat_efficiency;
   j["nvls_efficiency"] = p.nvls_efficiency;
+  j["nvls_multimem_efficiency"] = p.nvls_multimem_efficiency;
   j["ll_max_bw_GBps"] = row(p.ll_max_bw_GBps);
+  j["ll_max_bw_amd_GBps"] = row(p.ll_max_bw_amd_GBps);
+  j["net_overhead_us"] = p.net_overhead_us;
+  j["net_overhead_amd_us"] = p.net_overhead_amd_us;
   j["ring_ll128_max_per_channel_GBps"] = p.ring_ll128_max_per_channel_GBps;
   j["tree_max_per_channel_GBps"] = row(p.tree_max_per_channel_GBps);
   j["tree_ll128_max_per_channel_GBps"] = row(p.tree_ll128_max_per_channel_GBps);
+  j["nvls_tree_max_per_channel_GBps"] = row(p.nvls_tree_max_per_channel_GBps);
   j["nvlink_per_link_GBps"] = p.nvlink_per_link_GBps;
   j["pcie_GBps_gen3_4_5"] = {p.pcie_gen3_GBps, p.pcie_gen4_GBps, p.pcie_gen5_GBps};
   j["intra_speeds_GBps"] = p.intra_speeds_GBps;
@@ -123,10 +128,15 @@ NcclParams nccl_params_from_json(const json& j, const JsonLines& lines, const st
           "tree_ll128_efficiency_multi_node",
           "pat_efficiency",
           "nvls_efficiency",
+          "nvls_multimem_efficiency",
           "ll_max_bw_GBps",
+          "ll_max_bw_amd_GBps",
+          "net_overhead_us",
+          "net_overhead_amd_us",
           "ring_ll128_max_per_channel_GBps",
           "tree_max_per_channel_GBps",
           "tree_ll128_max_per_channel_GBps",
+          "nvls_tree_max_per_channel_GBps",
           "nvlink_per_link_GBps",
           "pcie_GBps_gen3_4_5",
           "intra_speeds_GBps",
@@ -177,11 +187,16 @@ NcclParams nccl_params_from_json(const json& j, const JsonLines& lines, const st
   p.tree_ll128_efficiency_multi_node = factor("tree_ll128_efficiency_multi_node");
   p.pat_efficiency = factor("pat_efficiency");
   p.nvls_efficiency = factor("nvls_efficiency");
+  p.nvls_multimem_efficiency = num("nvls_multimem_efficiency", 0, huge, "a factor of 0 or more");
   fill(r.value("ll_max_bw_GBps"), p.ll_max_bw_GBps, 0, huge, rate);
+  fill(r.value("ll_max_bw_amd_GBps"), p.ll_max_bw_amd_GBps, 0, huge, rate);
+  p.net_overhead_us = num("net_overhead_us", 0, kMaxLatencyUs, latency);
+  p.net_overhead_amd_us = num("net_overhead_amd_us", 0, kMaxLatencyUs, latency);
   p.ring_ll128_max_per_channel_GBps = num("ring_ll128_max_per_channel_GBps", 0, huge, rate);
   fill(r.value("tree_max_per_channel_GBps"), p.tree_max_per_channel_GBps, 0, huge, rate);
   fill(r.value("tree_ll128_max_per_channel_GBps"), p.tree_ll128_max_per_channel_GBps, 0, huge,
        rate);
+  fill(r.value("nvls_tree_max_per_channel_GBps"), p.nvls_tree_max_per_channel_GBps, 0, huge, rate);
   p.nvlink_per_link_GBps = num("nvlink_per_link_GBps", 0, huge, rate);
   double pcie[3] = {};
   fill(r.value("pcie_GBps_gen3_4_5"), pcie, 0, huge, rate);

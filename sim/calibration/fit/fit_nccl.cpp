@@ -176,6 +176,7 @@ void apply_config(const NcclConfigFit& f, const coll::CommShape& shape, coll::Nc
 
 std::optional<coll::TunerOptions> forced_options(const NcclPoint& point) {
   coll::TunerOptions o;
+  o.nvls = point.nvls;
   if (point.forced_algo != "default") {
     const auto a = coll::parse_algo(point.forced_algo);
     if (!a) return std::nullopt;

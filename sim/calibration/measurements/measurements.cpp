@@ -9,6 +9,7 @@
 #include "calibration/measurements/measurements.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -98,8 +99,28 @@ void read_measurement_text(const std::string& text, const std::string& file_name
   const JsonLines lines(file_name, text);
   if (doc.contains("node")) read_node(doc["node"], lines, out);
   const json& records = doc["measurements"];
+  const std::size_t first_nccl = out.nccl.size();
   for (std::size_t i = 0; i < records.size(); ++i)
     read_record(records[i], lines.at("/measurements/" + std::to_string(i)), out);
+  // The run's NCCL_NVLS_ENABLE (cs_cal_nccl records its environment): "0" off, another integer
+  // on, null or absent NCCL's default.
+  if (doc.contains("env") && doc["env"].is_object() && doc["env"].contains("NCCL_NVLS_ENABLE")) {
+    const json& v = doc["env"]["NCCL_NVLS_ENABLE"];
+    std::optional<bool> nvls;
+    if (v.is_string()) {
+      const std::string t = v.get<std::string>();
+      int value = 0;
+      const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), value);
+      if (ec != std::errc() || end != t.data() + t.size())
+        throw InputError(lines.at(std::string("/env/NCCL_NVLS_ENABLE")), "NCCL_NVLS_ENABLE",
+                         "'" + t + "' is not an integer");
+      nvls = value != 0;
+    } else if (!v.is_null()) {
+      throw InputError(lines.at(std::string("/env/NCCL_NVLS_ENABLE")), "NCCL_NVLS_ENABLE",
+                       "expected a string or null");
+    }
+    for (std::size_t i = first_nccl; i < out.nccl.size(); ++i) out.nccl[i].nvls = nvls;
+  }
 }
 
 Measurements read_measurements(const std::string& folder) {

@@ -34,6 +34,8 @@ struct NcclPoint {
   int channels = 0;  // 0 when not logged
   // How cs_cal_nccl started the ranks: "single_process" (ncclCommInitAll) or "process_per_gpu".
   std::string launch = "single_process";
+  // The run's NCCL_NVLS_ENABLE (the file's `env`); nullopt: unset, NCCL's default.
+  std::optional<bool> nvls;
   SourceLoc loc;
 
   bool is_default() const { return forced_algo == "default" && forced_proto == "default"; }

@@ -1,0 +1,176 @@
+// NVLS by NCCL's default and NVLSTree across servers: the graph, NCCL's estimate, the run's
+// latency and the bytes a 2-server tree sends between servers, each derived by hand.
+#include <doctest/doctest.h>
+
+#include "collectives/channel_search.hpp"
+#include "collectives/coll_fixtures.hpp"
+#include "collectives/communicator.hpp"
+#include "collectives/transport.hpp"
+#include "network/flow_network.hpp"
+
+using namespace cs;
+using namespace cs::coll;
+
+namespace {
+
+// 2 DGX H100 as NCCL's tuner sees them: 16 ranks, NVLS graph of 8 heads at 40 / 48 GB/s.
+CommShape two_dgx() {
+  CommShape s = testing::dgx_one_node();
+  s.n_ranks = 16;
+  s.n_nodes = 2;
+  s.multicast = true;
+  s.ring = s.tree = GraphInfo{16, 22.5, 22.5};
+  s.nvls = GraphInfo{8, 40, 48};
+  return s;
+}
+
+TunerOptions nvls_tree_only() {
+  TunerOptions o;
+  o.algo_mask = 1u << index_of(Algo::nvls_tree);
+  return o;
+}
+
+// Bytes that leave server `server` through its NICs (NIC -> switch directions).
+double bytes_out_of(const topo::ClusterGraph& graph, const net::FlowNetwork& network, int server) {
+  double bytes = 0;
+  for (topo::ChannelId c = 0; c < graph.channel_count(); ++c) {
+    const topo::Node& from = graph.cluster().nodes[static_cast<std::size_t>(graph.channel(c).from)];
+    if (from.kind == topo::NodeKind::nic && from.server == server &&
+        graph.link_of(c).kind == topo::LinkKind::infiniband)
+      bytes += network.channel_stats(c).bytes;
+  }
+  return bytes;
+}
+
+}  // namespace
+
+TEST_CASE("NVLS graph across DGX H100 servers: 8 heads at 40 GB/s, the network raised to 48") {
+  // A head takes s of every GPU's 370.8 GB/s and 2s of its own: 8 heads fit while 9 s <= 370.8,
+  // s <= 41.2: 40 on the inter-server list (48, 45, 42, 40). bwInter then rises while below
+  // 2 x 40 and the NIC path (min(NIC 50, PCIe 48) = 48) carries it: 42, 45, 48.
+  const NcclParams p = nccl_priors(GpuArch::hopper);
+  SearchInput in;
+  in.multi_node = true;
+  in.gpus_per_node = 8;
+  in.gpu_total_GBps = 18 * 20.6;
+  in.gpu_pair_GBps = 18 * 20.6;
+  in.nics_per_node = 8;
+  in.nic_GBps = 50;
+  in.gpu_nic_GBps = 48;
+  const GraphInfo g = nvls_graph(in, p);
+  CHECK(g.n_channels == 8);
+  CHECK(g.bw_intra_GBps == doctest::Approx(40.0));
+  CHECK(g.bw_inter_GBps == doctest::Approx(48.0));
+  // 4 GPUs a server: 5 s <= 370.8 already holds at 48. One GPU a server: no heads.
+  in.gpus_per_node = 4;
+  CHECK(nvls_graph(in, p).n_channels == 4);
+  CHECK(nvls_graph(in, p).bw_intra_GBps == doctest::Approx(48.0));
+  in.gpus_per_node = 1;
+  CHECK(nvls_graph(in, p).n_channels == 0);
+}
+
+TEST_CASE("NVLSTree estimate: NCCL's per-channel cap on 2 servers, the network on 4") {
+  const NcclParams prm = nccl_priors(GpuArch::hopper);
+  const CommShape s = two_dgx();
+  // Per channel min(2 x 40 x 0.85 x 7/8 = 59.5, 48 x 2 = 96, 57.7) = 57.7; busBw 8 x 57.7 =
+  // 461.6 GB/s, algbw 461.6 x 16 / 30 = 246.19. Latency 0 + 25 (NVLink) + 2 x log2(2) x 20.9.
+  const Estimate e = estimate_all(s, Op::all_reduce, 1e9, prm, nvls_tree_only()).front();
+  CHECK(e.algo == Algo::nvls_tree);
+  CHECK(e.proto == Proto::simple);
+  CHECK(e.bus_bw_GBps == doctest::Approx(461.6));
+  CHECK(e.algo_bw_GBps == doctest::Approx(461.6 * 16 / 30));
+  CHECK(e.latency_us == doctest::Approx(25 + 2 * 20.9));
+  // 4 servers: min(59.5, 48, 45.5) = 45.5; busBw 364, algbw 364 x 32 / 62; 25 + 2 x 2 x 20.9.
+  CommShape four = s;
+  four.n_ranks = 32;
+  four.n_nodes = 4;
+  const Estimate e4 = estimate_all(four, Op::all_reduce, 1e9, prm, nvls_tree_only()).front();
+  CHECK(e4.bus_bw_GBps == doctest::Approx(364.0));
+  CHECK(e4.algo_bw_GBps == doctest::Approx(364.0 * 32 / 62));
+  CHECK(e4.latency_us == doctest::Approx(25 + 4 * 20.9));
+  // EFA's plugin reports 75 us, charged twice for Simple: 25 + 2 x (20.9 + 150) = 366.8 us.
+  CommShape efa = s;
+  efa.net_plugin_latency_us = 75;
+  CHECK(estimate_all(efa, Op::all_reduce, 1e9, prm, nvls_tree_only()).front().latency_us ==
+        doctest::Approx(366.8));
+  // The run's latency: the transport's step (InfiniBand 9.6 us) plus NVLSTree Simple's network
+  // figure over Tree LL's (20.9 - 5.0): 25 + 2 x (9.6 + 15.9) = 76.0 us.
+  CommShape ib = s;
+  ib.net_step_latency_us = 9.6;
+  const TunerChoice c = choose(ib, Op::all_reduce, 1e9, prm, nvls_tree_only());
+  CHECK(c.run_latency_us == doctest::Approx(76.0));
+  // NVLSTree needs the switch's multicast, all-reduce, and NVLS on; one server runs NVLS.
+  CommShape no_multicast = s;
+  no_multicast.multicast = false;
+  for (const Estimate& x : estimate_all(no_multicast, Op::all_reduce, 1e9, prm, TunerOptions{}))
+    CHECK(x.algo != Algo::nvls_tree);
+  TunerOptions off;
+  off.nvls = false;
+  for (const Estimate& x : estimate_all(s, Op::all_reduce, 1e9, prm, off))
+    CHECK(x.algo != Algo::nvls_tree);
+  CHECK(estimate_all(s, Op::all_gather, 1e9, prm, nvls_tree_only()).empty());
+  // At 1 GB NCCL picks it on 2 servers: 66.8 + 1e9 / 246.19e3 = 4128.7 us, against Ring Simple's
+  // 131.6 x 1.4 + 1e9 / (360 x 16 / 30 x 1e3) = 5392.6 us.
+  CHECK(choose(s, Op::all_reduce, 1e9, prm, TunerOptions{}).estimate.algo == Algo::nvls_tree);
+}
+
+TEST_CASE("a 2-server NVLSTree sends half of Ring's bytes between the servers") {
+  // Two NVSwitch servers of 8 GPUs, one NIC each. NVLSTree: each of the 8 heads carries S / 16 of
+  // each tree; in tree 0 server 1's heads send their shares up and server 0's send the sums down,
+  // tree 1 the other way: each server sends 8 x S / 16 x 2 = S. Ring: each of the 2 network edges
+  // carries 2 (n - 1) / n S = 30/16 S across all channels.
+  const topo::Cluster cluster = testing::nvswitch_cluster(2, testing::ServerSpec{8, 1.0, 0.5});
+  const topo::ClusterGraph graph(cluster);
+  Communicator comm(graph, testing::first_ranks(16), nccl_priors(GpuArch::hopper));
+  CHECK(comm.layout().shape.multicast);
+  const double S = 64.0 * 1024 * 1024;
+  auto run = [&](Algo algo) {
+    EventQueue queue;
+    net::FlowNetwork network(queue, graph);
+    CollectiveCall call;
+    call.bytes = S;
+    call.options.algo_mask = 1u << index_of(algo);
+    CollectiveResult result;
+    comm.run(queue, network, call, [&](const CollectiveResult& r) { result = r; });
+    queue.run();
+    CHECK(result.choice.estimate.algo == algo);
+    return std::pair{bytes_out_of(graph, network, 0), bytes_out_of(graph, network, 1)};
+  };
+  const auto [tree0, tree1] = run(Algo::nvls_tree);
+  CHECK(tree0 == doctest::Approx(S));
+  CHECK(tree1 == doctest::Approx(S));
+  const auto [ring0, ring1] = run(Algo::ring);
+  CHECK(ring0 == doctest::Approx(S * 30 / 16));
+  CHECK(ring1 == doctest::Approx(S * 30 / 16));
+}
+
+TEST_CASE("NVLS follows the hardware: multicast on the switch, sm90 or newer") {
+  topo::Cluster cluster = testing::nvswitch_cluster(1, testing::ServerSpec{8, 1.0, 0.5});
+  {
+    const topo::ClusterGraph graph(cluster);
+    Communicator comm(graph, testing::first_ranks(8), nccl_priors(GpuArch::hopper));
+    CHECK(comm.layout().shape.multicast);
+    CollectiveCall call;
+    call.bytes = 1e9;
+    CHECK(comm.tune(call).estimate.algo == Algo::nvls);  // NCCL's default
+    call.options.nvls = false;
+    CHECK(comm.tune(call).estimate.algo == Algo::ring);
+  }
+  for (topo::Node& n : cluster.nodes) {
+    if (n.kind == topo::NodeKind::nvswitch) n.multicast = false;  // `multicast: false`
+  }
+  {
+    const topo::ClusterGraph graph(cluster);
+    Communicator comm(graph, testing::first_ranks(8), nccl_priors(GpuArch::hopper));
+    CHECK_FALSE(comm.layout().shape.multicast);
+    CollectiveCall call;
+    call.bytes = 1e9;
+    call.options.nvls = true;  // NCCL_NVLS_ENABLE=1 cannot add multicast
+    CHECK(comm.tune(call).estimate.algo != Algo::nvls);
+  }
+  cluster = testing::nvswitch_cluster(1, testing::ServerSpec{8, 1.0, 0.5});
+  cluster.gpu_models.front().name = "A100-test";  // sm80: no NVLS graph in NCCL
+  const topo::ClusterGraph graph(cluster);
+  Communicator comm(graph, testing::first_ranks(8), nccl_priors(GpuArch::ampere));
+  CHECK_FALSE(comm.layout().shape.multicast);
+}
