@@ -109,7 +109,13 @@ Estimate estimate_one(const CommShape& s, Op op, double bytes, Algo a, Proto p,
   if (a == Algo::ring || a == Algo::nvls || a == Algo::nvls_tree)
     algbw = bus * n / std::max(nsteps, 1);
   if (a == Algo::tree) algbw = bus * 0.5;
-  if (nccl_time && a == Algo::tree && op == Op::all_reduce) algbw *= tree_correction(p, bytes);
+  // NCCL's tree correction: its choice scales Tree all-reduce by it everywhere. The time does
+  // across servers, for Tree and NVLSTree alike: both pipeline chunks up and down a tree over
+  // the network, and on the fit sets (calibrate/published: the p5 and p4de pairs) trees run
+  // 18-49% slower than their bandwidth at 1-32 MiB; on one server the forced-Tree H200 runs do not
+  // follow the table (LL gets worse with it).
+  const bool tree_shaped = (a == Algo::tree || a == Algo::nvls_tree) && op == Op::all_reduce;
+  if (tree_shaped && (nccl_time ? a == Algo::tree : nodes > 1)) algbw *= tree_correction(p, bytes);
   if (!nccl_time && a == Algo::nvls && prm.nvls_multimem_efficiency > 0) {
     // The run: each GPU's NVLink carries S (1 + 1/n) each way at the multimem rate.
     const double gpu_nvlink = nch * g.bw_intra_GBps;

@@ -174,3 +174,24 @@ TEST_CASE("NVLS follows the hardware: multicast on the switch, sm90 or newer") {
   Communicator comm(graph, testing::first_ranks(8), nccl_priors(GpuArch::ampere));
   CHECK_FALSE(comm.layout().shape.multicast);
 }
+
+TEST_CASE("across servers the tree correction times Tree and NVLSTree, NCCL's choice only Tree") {
+  const NcclParams prm = nccl_priors(GpuArch::hopper);
+  const CommShape s = two_dgx();
+  const double bytes = 16.0 * 1024 * 1024;  // 262144 x 64 B: index 18, Simple row 0.7
+  // NCCL's table (its choice) leaves NVLSTree alone on Hopper (2.28 corrects Tree only).
+  CHECK(estimate_all(s, Op::all_reduce, bytes, prm, nvls_tree_only()).front().algo_bw_GBps ==
+        doctest::Approx(461.6 * 16 / 30));
+  // The call's time across servers: 246.19 x 0.7 = 172.3 GB/s.
+  const TunerChoice c = choose(s, Op::all_reduce, bytes, prm, nvls_tree_only());
+  CHECK(c.estimate.algo_bw_GBps == doctest::Approx(461.6 * 16 / 30 * 0.7));
+  // Tree Simple the same way: min(360 x 0.92, 16 x 41.4) / 2 = 165.6, x 0.7 in both.
+  TunerOptions tree;
+  tree.algo_mask = 1u << index_of(Algo::tree);
+  tree.proto_mask = 1u << index_of(Proto::simple);
+  CHECK(estimate_all(s, Op::all_reduce, bytes, prm, tree).front().algo_bw_GBps ==
+        doctest::Approx(165.6 * 0.7));
+  CHECK(choose(s, Op::all_reduce, bytes, prm, tree).estimate.algo_bw_GBps ==
+        doctest::Approx(165.6 * 0.7));
+  // One server: the time is uncorrected (test_tuner.cpp).
+}
