@@ -119,6 +119,7 @@ void run_coll(const CollArgs& a, int servers, bool several, std::ostringstream& 
   // fitted link efficiencies and latencies on the cluster before its graph is built.
   coll::NcclParams params = coll::nccl_priors(coll::comm_arch(cluster, ranks));
   cal::HostFloors floors;
+  std::string nvls_source = options.nvls ? "" : " (NCCL's default)";
   if (!a.calibration.empty()) {
     const cal::Calibration calibration = cal::load_calibration(a.calibration);
     cal::check_calibration_match(calibration, cluster, ranks);
@@ -127,6 +128,12 @@ void run_coll(const CollArgs& a, int servers, bool several, std::ostringstream& 
     cal::apply_op_links(fit, cluster);
     params = fit.params;
     floors = fit.host_floors;
+    // Unless the flag or NCCL_NVLS_ENABLE says otherwise, NVLS as the calibration's runs had it.
+    if (!options.nvls && calibration.nvls) {
+      options.nvls = calibration.nvls;
+      nvls_source = " (as the calibration's runs: NCCL_NVLS_ENABLE=" +
+                    std::string(*calibration.nvls ? "1" : "0") + ")";
+    }
   }
   const topo::ClusterGraph graph(cluster);
   coll::Communicator comm(graph, ranks, params);
@@ -218,7 +225,7 @@ void run_coll(const CollArgs& a, int servers, bool several, std::ostringstream& 
       << " GB/s, run on "
       << std::min(shape.ring.n_channels * comm.params().runtime_channel_multiplier,
                   comm.params().max_channels)
-      << "; NVLS " << (coll::nvls_enabled(shape, options) ? "on" : "off") << "\n#\n";
+      << "; NVLS " << (coll::nvls_enabled(shape, options) ? "on" : "off") << nvls_source << "\n#\n";
   std::snprintf(line, sizeof line, "#%12s %13s %9s %7s %7s %10s %8s %8s  %-6s %-6s %8s\n", "size",
                 "count", "type", "redop", "root", "time", "algbw", "busbw", "algo", "proto",
                 "channels");

@@ -21,11 +21,12 @@ namespace cs::cli {
 namespace {
 
 // NCCL's defaults (NVLS where the servers support it), with NCCL_NVLS_ENABLE from the
-// environment as a job would pass it.
-coll::TunerOptions nccl_env_options() {
+// environment as a job would pass it, else as a calibration's runs had it.
+coll::TunerOptions nccl_env_options(const cal::Calibration* calibration) {
   coll::TunerOptions o;
   const char* v = std::getenv("NCCL_NVLS_ENABLE");
   o.nvls = coll::parse_nvls_enable(v != nullptr ? v : "", "NCCL_NVLS_ENABLE");
+  if (!o.nvls && calibration != nullptr) o.nvls = calibration->nvls;
   return o;
 }
 
@@ -35,9 +36,9 @@ coll::TunerOptions nccl_env_options() {
 // every rank alike they all start together. Sets the plan's times, CTA counts and labels, and
 // the time of the buffers' broadcast.
 void time_allreduces(workload::StepPlan& plan, const topo::ClusterGraph& graph,
-                     const std::vector<int>& ranks, const coll::NcclParams& params) {
+                     const std::vector<int>& ranks, const coll::NcclParams& params,
+                     const coll::TunerOptions& options) {
   coll::Communicator comm(graph, ranks, params);
-  const coll::TunerOptions options = nccl_env_options();
   const coll::DataType fp32{"float", 4};
   std::vector<double> sizes;
   for (const workload::Bucket& b : plan.buckets) sizes.push_back(b.bytes);
@@ -87,7 +88,7 @@ void time_allreduces(workload::StepPlan& plan, const topo::ClusterGraph& graph,
 // alone on the flow network, its bytes per channel read back, ranked over the whole step.
 std::vector<LinkLoad> busiest_links(const workload::StepPlan& plan, const topo::ClusterGraph& graph,
                                     const std::vector<int>& ranks, const coll::NcclParams& params,
-                                    int limit) {
+                                    const coll::TunerOptions& options, int limit) {
   coll::Communicator comm(graph, ranks, params);
   std::map<double, std::vector<double>> per_size;  // bucket bytes -> bytes per channel
   for (const workload::Bucket& b : plan.buckets) {
@@ -97,7 +98,7 @@ std::vector<LinkLoad> busiest_links(const workload::StepPlan& plan, const topo::
     coll::CollectiveCall call;
     call.op = coll::Op::all_reduce;
     call.bytes = b.bytes;
-    call.options = nccl_env_options();
+    call.options = options;
     comm.run(queue, network, call, [](const coll::CollectiveResult&) {});
     queue.run();
     std::vector<double>& bytes = per_size[b.bytes];
@@ -279,8 +280,9 @@ DdpPrediction predict_ddp(const topo::Cluster& cluster, const workload::Model& m
   p.plan = workload::plan_step(model, options, p.gpu, p.compute,
                                input_copy_us(graph, gpu_node, input_bytes, options.input_pinned));
   if (options.ddp && ranks.size() > 1) {
-    time_allreduces(p.plan, graph, ranks, nccl);
-    if (links > 0) p.busiest_links = busiest_links(p.plan, graph, ranks, nccl, links);
+    const coll::TunerOptions nccl_options = nccl_env_options(calibration);
+    time_allreduces(p.plan, graph, ranks, nccl, nccl_options);
+    if (links > 0) p.busiest_links = busiest_links(p.plan, graph, ranks, nccl, nccl_options, links);
   }
   p.result = workload::simulate_step(p.plan);
   return p;

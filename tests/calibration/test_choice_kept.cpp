@@ -77,7 +77,8 @@ TEST_CASE(
     const char* topology;
     const char* ranks;
   };
-  // Each calibration on the topology `tests/golden/validate/refresh.sh` fits it on.
+  // Each calibration on the topology `tests/golden/validate/refresh.sh` fits it on, NVLS on or
+  // off alike on both sides (a calibration otherwise brings its runs' setting: below).
   const Case cases[] = {{"h200x4", "h200-4gpu", "4"},
                         {"h200x2", "h200-4gpu", "2"},
                         {"h100x1", "dgx-h100", "8"},
@@ -87,7 +88,7 @@ TEST_CASE(
       const std::string what = std::string(c.calibration) + " " + op;
       CAPTURE(what);
       const std::string args = "--topology '" + kRoot + "/topologies/" + c.topology + ".yaml' -n " +
-                               c.ranks + " --op " + op + " -b 8 -e 1G -f 4";
+                               c.ranks + " --op " + op + " -b 8 -e 1G -f 4 --nvls off";
       const std::vector<std::string> prior = coll_choices(args);
       const std::vector<std::string> calibrated =
           coll_choices(args + " --calibration '" + kRoot + "/calibrate/data/" + c.calibration +
@@ -96,4 +97,17 @@ TEST_CASE(
       CHECK(calibrated == prior);
     }
   }
+}
+
+TEST_CASE("a calibration brings its runs' NVLS setting unless the flag or environment says") {
+  // calibrate/data/h200x4 ran with NCCL_NVLS_ENABLE=0: its calibration records false, so a 1 GiB
+  // all-reduce on the 4 x H200 runs Ring, where NCCL's default (the priors) runs NVLS.
+  const std::string args = "--topology '" + kRoot + "/topologies/h200-4gpu.yaml' -n 4 -b 1G -e 1G";
+  const std::string calibration =
+      " --calibration '" + kRoot + "/calibrate/data/h200x4/calibration.json'";
+  CHECK(load_calibration(kRoot + "/calibrate/data/h200x4/calibration.json").nvls ==
+        std::optional<bool>(false));
+  CHECK(coll_choices(args).front() == "1073741824 NVLS SIMPLE 16");
+  CHECK(coll_choices(args + calibration).front().find(" RING SIMPLE ") != std::string::npos);
+  CHECK(coll_choices(args + calibration + " --nvls on").front() == "1073741824 NVLS SIMPLE 16");
 }

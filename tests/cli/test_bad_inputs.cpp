@@ -72,6 +72,7 @@ const std::vector<BadCase> kCases = {
      "syntax error while parsing object - unexpected string literal; expected '}'"},
     {Format::calibration, "bad/calibration/unknown_key.json",
      "10: key 'mem_bw_GBps': unknown key; valid here: schema, machine, topology, split, timing, "
+     "nccl_nvls_enable, "
      "nccl, nccl_by_op, copies, launch, membw_GBps, gemm"},
     {Format::calibration, "bad/calibration/wrong_type.json",
      "4: key 'machine.gpu_count': expected an integer in 0..1048576, got \"one\""},

@@ -141,6 +141,7 @@ std::string calibration_json(const Calibration& c) {
                 {"holdout_sizes", to_string(c.split.sizes)},
                 {"rule", c.split.describe()}};
   j["timing"] = to_string(c.timing);
+  j["nccl_nvls_enable"] = c.nvls ? json(*c.nvls) : json(nullptr);
   j["nccl"] = nccl_fit_json(c.nccl);
   j["nccl_by_op"] = json::array();
   for (const NcclFit& f : c.nccl_by_op) j["nccl_by_op"].push_back(nccl_fit_json(f));
@@ -190,8 +191,8 @@ Calibration parse_calibration(const std::string& text, const std::string& file_n
            "`clustersim fit`");
   if (schema != kCalibrationSchema)
     r.fail("schema", "expected \"" + std::string(kCalibrationSchema) + "\"");
-  r.only({"schema", "machine", "topology", "split", "timing", "nccl", "nccl_by_op", "copies",
-          "launch", "membw_GBps", "gemm"});
+  r.only({"schema", "machine", "topology", "split", "timing", "nccl_nvls_enable", "nccl",
+          "nccl_by_op", "copies", "launch", "membw_GBps", "gemm"});
   Calibration c;
   const JsonReader m = r.child("machine");
   m.only({"name", "gpu_name", "gpu_count", "nccl_version"});
@@ -217,6 +218,12 @@ Calibration parse_calibration(const std::string& text, const std::string& file_n
     const auto timing = parse_nccl_timing(r.text("timing"));
     if (!timing) r.fail("timing", "expected \"host_paced\" or \"gated\"");
     c.timing = *timing;
+  }
+  // Files written before the key existed: not recorded.
+  if (j.contains("nccl_nvls_enable") && !j["nccl_nvls_enable"].is_null()) {
+    if (!j["nccl_nvls_enable"].is_boolean())
+      r.fail("nccl_nvls_enable", "expected true, false or null");
+    c.nvls = j["nccl_nvls_enable"].get<bool>();
   }
   c.nccl = nccl_fit_from(r.child("nccl"), true);
   for (std::size_t i = 0; i < r.array("nccl_by_op").size(); ++i) {

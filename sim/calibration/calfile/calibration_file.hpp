@@ -4,6 +4,7 @@
 // host's pageable staging rate and the GPU's memory bandwidth.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,8 +29,11 @@ struct Calibration {
   std::string topology;                        // the topology file the NCCL fit read (its name)
   Split split;                                 // what was held out of the fit
   NcclTiming timing = NcclTiming::host_paced;  // the NCCL records it read (timing_select.hpp)
-  NcclFit nccl;                                // every op fitted together: for ops not measured
-  std::vector<NcclFit> nccl_by_op;             // one per measured collective
+  // The measured runs' NCCL_NVLS_ENABLE, when they all agree (key `nccl_nvls_enable`); coll and
+  // ddp predict with it unless told otherwise, so a calibration reproduces the runs it came from.
+  std::optional<bool> nvls;
+  NcclFit nccl;                     // every op fitted together: for ops not measured
+  std::vector<NcclFit> nccl_by_op;  // one per measured collective
   std::vector<CopyFit> copies;
   ComputeFit compute;
 };

@@ -26,6 +26,11 @@ Calibration fit_calibration(const Measurements& data, const Split& split,
   c.nccl_version = data.node.nccl_version;
   c.topology = topology;
   c.split = split;
+  // The runs' NCCL_NVLS_ENABLE when every NCCL record agrees on it.
+  if (!data.nccl.empty() &&
+      std::all_of(data.nccl.begin(), data.nccl.end(),
+                  [&](const NcclPoint& p) { return p.nvls == data.nccl.front().nvls; }))
+    c.nvls = data.nccl.front().nvls;
   c.nccl = fit_nccl(data, split, graph);
   // A collective gets its own fit where it was run in forced configurations, or on one rank
   // (NCCL's copy, whose host floor is the collective's own).
