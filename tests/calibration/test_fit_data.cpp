@@ -167,3 +167,27 @@ TEST_CASE("the GEMM model interpolates: held-out shapes are predicted from the t
     CHECK(g.efficiency <= 1);
   }
 }
+
+TEST_CASE("a run of one rank count keeps NCCL's per-hop latency and fits the base") {
+  // calibrate/data/h200x2-run2 measured 2 ranks only: every row crosses the same latency steps,
+  // so base and per-hop cannot be told apart. Each ring configuration keeps the prior's per-hop
+  // figure (NVLink row of nccl_priors(hopper)); its base is what the data says.
+  const Measurements data = read_measurements(kRoot + "/calibrate/data/h200x2-run2");
+  const cs::topo::Cluster cluster = cs::topo::load_cluster(kRoot + "/topologies/h200-4gpu.yaml");
+  const cs::topo::ClusterGraph graph(cluster);
+  Split none;
+  none.sizes = SizeHoldout::none;
+  const Calibration c = fit_calibration(data, none, graph, "h200x2-run2", "h200-4gpu.yaml");
+  const cs::coll::NcclParams prior = cs::coll::nccl_priors(cs::coll::GpuArch::hopper);
+  int ring_configs = 0;
+  for (const NcclConfigFit& f : c.nccl.configs) {
+    if (f.algo != cs::coll::Algo::ring) continue;
+    CAPTURE(cs::coll::to_string(f.proto));
+    ++ring_configs;
+    CHECK(f.hop_us ==
+          prior.hop_latency_us[cs::coll::index_of(cs::coll::LinkClass::nvlink)]
+                              [cs::coll::index_of(f.algo)][cs::coll::index_of(f.proto)]);
+    CHECK(f.base_us > 0);
+  }
+  CHECK(ring_configs == 3);
+}
