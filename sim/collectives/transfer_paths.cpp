@@ -183,17 +183,21 @@ ChannelList PathBuilder::tree(int channel) {
   // c + nChannels share a graph channel); here channels [0, nics) take tree 0 and the next nics
   // channels tree 1, so each rail carries one channel of each tree.
   const int which = n_groups > 1 ? (channel / nics_of(0)) % 2 : 0;
+  append_tree_edges(out, heads, which, [&](int g) { return nic_for(g, channel); });
+  return out;
+}
+
+void PathBuilder::append_tree_edges(ChannelList& out, const std::vector<int>& heads, int which,
+                                    const std::function<int(int)>& nic_of) {
+  const int n_groups = static_cast<int>(heads.size());
   for (int g = 0; g < n_groups; ++g) {
     const int parent = dtree_parent(g, n_groups, which);
     if (parent < 0) continue;
     const int child_head = heads[static_cast<std::size_t>(g)];
     const int parent_head = heads[static_cast<std::size_t>(parent)];
-    const int child_nic = nic_for(g, channel);
-    const int parent_nic = nic_for(parent, channel);
-    append_across(out, child_head, parent_head, child_nic, parent_nic);
-    append_across(out, parent_head, child_head, parent_nic, child_nic);
+    append_across(out, child_head, parent_head, nic_of(g), nic_of(parent));
+    append_across(out, parent_head, child_head, nic_of(parent), nic_of(g));
   }
-  return out;
 }
 
 ChannelList PathBuilder::nvls() {
@@ -222,16 +226,8 @@ ChannelList PathBuilder::nvls_tree(int tree, int head, int rail) {
     const std::vector<int>& gpus = layout_.groups[static_cast<std::size_t>(g)].gpus;
     heads[static_cast<std::size_t>(g)] = gpus[static_cast<std::size_t>(head) % gpus.size()];
   }
-  for (int g = 0; g < n_groups; ++g) {
-    const int parent = dtree_parent(g, n_groups, tree);
-    if (parent < 0) continue;
-    const int child_head = heads[static_cast<std::size_t>(g)];
-    const int parent_head = heads[static_cast<std::size_t>(parent)];
-    const int child_nic = own_nic(child_head, rail);
-    const int parent_nic = own_nic(parent_head, rail);
-    append_across(out, child_head, parent_head, child_nic, parent_nic);
-    append_across(out, parent_head, child_head, parent_nic, child_nic);
-  }
+  append_tree_edges(out, heads, tree,
+                    [&](int g) { return own_nic(heads[static_cast<std::size_t>(g)], rail); });
   return out;
 }
 

@@ -71,6 +71,10 @@ class PathBuilder {
   void append_route(ChannelList& out, int from, int to, int plane = -1);
   void append_gpu_to_nic(ChannelList& out, int gpu, int nic);
   void append_across(ChannelList& out, int from_gpu, int to_gpu, int nic_from, int nic_to);
+  // Every server's head (heads[g]) to its parent's in double binary tree `which` and back,
+  // leaving and entering each server through nic_of(g).
+  void append_tree_edges(ChannelList& out, const std::vector<int>& heads, int which,
+                         const std::function<int(int)>& nic_of);
 
   const CommLayout& layout_;
   RouteCache& routes_;

@@ -75,6 +75,20 @@ inline topo::Cluster nvswitch_cluster(int servers, const ServerSpec& spec) {
   return c;
 }
 
+// DGX H100 servers as NCCL's graph search reads them across servers: 8 GPUs of 18 NVLinks x 20.6
+// GB/s (NCCL's Hopper figure), 8 NICs of 50 GB/s (NDR) behind PCIe Gen5 (NCCL: 48 GB/s).
+inline SearchInput dgx_h100_search_input() {
+  SearchInput in;
+  in.multi_node = true;
+  in.gpus_per_node = 8;
+  in.gpu_total_GBps = 18 * 20.6;
+  in.gpu_pair_GBps = 18 * 20.6;
+  in.nics_per_node = 8;
+  in.nic_GBps = 50;
+  in.gpu_nic_GBps = 48;
+  return in;
+}
+
 // One DGX H100 as NCCL sees it, for the tuner alone: 8 ranks on NVLink through an NVSwitch, ring
 // and tree graphs of 12 channels x 30 GB/s (test_channel_search derives them), NVLS 16 channels.
 inline CommShape dgx_one_node() {

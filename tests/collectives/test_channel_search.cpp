@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "collectives/channel_search.hpp"
+#include "collectives/coll_fixtures.hpp"
 
 using namespace cs::coll;
 
@@ -25,14 +26,7 @@ TEST_CASE("two DGX H100: 8 rings at 45 GB/s through 8 NICs, duplicated to 16 at 
   // 45: min(8, 8) = 8 -> 360 (best). 42 -> 336, 40 -> 320, 30 -> 240, 24: NVLink 15, NICs
   // 8 x 2 = 16 -> 15 x 24 = 360 (not better); 20/45 = 0.44: stop. 45 >= 25: 16 x 22.5.
   const NcclParams p = nccl_priors(GpuArch::hopper);
-  SearchInput in;
-  in.multi_node = true;
-  in.gpus_per_node = 8;
-  in.gpu_total_GBps = 18 * 20.6;
-  in.gpu_pair_GBps = 18 * 20.6;
-  in.nics_per_node = 8;
-  in.nic_GBps = 50;
-  in.gpu_nic_GBps = 48;
+  const SearchInput in = testing::dgx_h100_search_input();
   const GraphInfo g = search_channels(in, p);
   CHECK(g.n_channels == 16);
   CHECK(g.bw_inter_GBps == doctest::Approx(22.5));

@@ -49,14 +49,7 @@ TEST_CASE("NVLS graph across DGX H100 servers: 8 heads at 40 GB/s, the network r
   // s <= 41.2: 40 on the inter-server list (48, 45, 42, 40). bwInter then rises while below
   // 2 x 40 and the NIC path (min(NIC 50, PCIe 48) = 48) carries it: 42, 45, 48.
   const NcclParams p = nccl_priors(GpuArch::hopper);
-  SearchInput in;
-  in.multi_node = true;
-  in.gpus_per_node = 8;
-  in.gpu_total_GBps = 18 * 20.6;
-  in.gpu_pair_GBps = 18 * 20.6;
-  in.nics_per_node = 8;
-  in.nic_GBps = 50;
-  in.gpu_nic_GBps = 48;
+  SearchInput in = testing::dgx_h100_search_input();
   const GraphInfo g = nvls_graph(in, p);
   CHECK(g.n_channels == 8);
   CHECK(g.bw_intra_GBps == doctest::Approx(40.0));
