@@ -236,7 +236,10 @@ void Communicator::run(EventQueue& queue, net::NetworkModel& network, const Coll
           // Every channel spreads its bytes over the heads (one per GPU of a server, the NVLS
           // graph's channels) and alternates trees: one flow per (tree, head, rail of the head's
           // NICs), an equal share of the bytes and of the rate each.
-          const int heads = std::min(layout_.shape.nvls.n_channels, kMaxHeads);
+          int heads = 1;
+          for (const ServerGroup& g : layout_.groups)
+            heads = std::max(heads, static_cast<int>(g.gpus.size()));
+          heads = std::min(heads, kMaxHeads);
           const double shares = 2.0 * heads * rails;
           for (int t = 0; t < 2; ++t) {
             for (int h = 0; h < heads; ++h) {
