@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 
 #include "collectives/p2p_plan.hpp"
 #include "collectives/transport.hpp"
@@ -197,29 +196,6 @@ void shrink_channels(TunerChoice& c, double bytes, int n_ranks, const NcclParams
   c.n_threads = nt;
 }
 
-unsigned parse_mask(const std::string& text, const std::string& key, bool algo) {
-  if (text.empty()) return algo ? (1u << kAlgoCount) - 1 : (1u << kProtoCount) - 1;
-  unsigned mask = 0;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    if (algo) {
-      const auto a = parse_algo(item);
-      if (!a)
-        throw InputError("key '" + key + "': unknown algorithm '" + item +
-                         "'; valid: " + valid_algos());
-      mask |= 1u << index_of(*a);
-    } else {
-      const auto p = parse_proto(item);
-      if (!p)
-        throw InputError("key '" + key + "': unknown protocol '" + item +
-                         "'; valid: " + valid_protos());
-      mask |= 1u << index_of(*p);
-    }
-  }
-  return mask;
-}
-
 }  // namespace
 
 bool nvls_enabled(const CommShape& shape, const TunerOptions& options) {
@@ -361,20 +337,6 @@ TunerChoice choose_timed(const CommShape& nccl_shape, const NcclParams& nccl,
   TunerChoice c = choose(nccl_shape, op, bytes, nccl, options);
   retime(c, shape, op, bytes, params, options);
   return c;
-}
-
-unsigned parse_algo_mask(const std::string& text, const std::string& key) {
-  return parse_mask(text, key, true);
-}
-std::optional<bool> parse_nvls_enable(const std::string& text, const std::string& key) {
-  if (text.empty()) return std::nullopt;
-  if (text == "on" || text == "1") return true;
-  if (text == "off" || text == "0") return false;
-  throw InputError("key '" + key + "': '" + text + "' is not on/1 or off/0");
-}
-
-unsigned parse_proto_mask(const std::string& text, const std::string& key) {
-  return parse_mask(text, key, false);
 }
 
 }  // namespace cs::coll
