@@ -94,11 +94,13 @@ int Communicator::planes() const {
 }
 
 const ChannelList& Communicator::path(PathKind kind, int channel, int arg, int plane) {
-  // NOLINTNEXTLINE(clang-analyzer-core.DivideZero): channel_period() is 1 or 2 x an lcm >= 1
-  // An NVLSTree "channel" is a tree and a head (tree x kMaxHeads + head): kept whole.
-  const int key_channel = kind == PathKind::nvls        ? 0
-                          : kind == PathKind::nvls_tree ? channel
-                                                        : channel % channel_period();
+  int key_channel = 0;  // NVLS: one path for every channel
+  if (kind == PathKind::nvls_tree) {
+    key_channel = channel;  // a tree and a head (tree x kMaxHeads + head): kept whole
+  } else if (kind != PathKind::nvls) {
+    // NOLINTNEXTLINE(clang-analyzer-core.DivideZero): channel_period() is 1 or 2 x an lcm >= 1
+    key_channel = channel % channel_period();
+  }
   const auto key = std::make_tuple(static_cast<int>(kind), key_channel, arg, plane);
   auto it = paths_.find(key);
   if (it != paths_.end()) return it->second;
