@@ -256,8 +256,10 @@ void add_coll_command(CLI::App& app) {
   cmd->add_option("-f,--stepfactor", args->factor, "Size multiplier between rows");
   cmd->add_option("-i,--stepbytes", args->increment, "Size increment between rows (instead of -f)");
   cmd->add_option("--dtype,-d", args->dtype, "Element type: " + coll::valid_dtypes());
-  cmd->add_option("--algo", args->algo, "Force algorithms (like NCCL_ALGO): RING,TREE,NVLS,PAT");
-  cmd->add_option("--proto", args->proto, "Force protocols (like NCCL_PROTO): LL,LL128,SIMPLE");
+  cmd->add_option("--algo", args->algo,
+                  "Force algorithms (like NCCL_ALGO): " + coll::valid_algos());
+  cmd->add_option("--proto", args->proto,
+                  "Force protocols (like NCCL_PROTO): " + coll::valid_protos());
   cmd->add_option("--nvls", args->nvls,
                   "NVLS and NVLSTree on or off, as NCCL_NVLS_ENABLE=1/0 (default: that variable, "
                   "else NCCL's default: on where the NVSwitch has multicast, sm90 or newer)");
