@@ -90,7 +90,13 @@ struct NcclParams {
   double p2p_nvlink_latency_us = 0;
   // One channel's p2p copy rate, GB/s; 0: the ring graph's per-channel speed (the prior).
   double p2p_per_channel_GBps = 0;
+  // One channel's rate for an LL send's data, GB/s; 0: p2p_ll_data_fraction of the Simple rate
+  // (LL's 8 data bytes per 16-byte line).
+  double p2p_ll_per_channel_GBps = 0;
   double p2p_extra_peer_latency_us = 0;
+  // The GPU-wide rate at which the busy channels make the second copy of their Simple sends' last
+  // chunks over NVLink, GB/s (p2p_plan.hpp p2p_fill_us); 0: no fill charged.
+  double p2p_fill_GBps = 0;
   // Simple sends whose buffers are not 16-byte aligned (collectives/p2p_plan.hpp): one
   // channel's rate, GB/s (0: the aligned rate x p2p_pack_width_ratio), and what one GPU's
   // misaligned sends reach together, GB/s (0: no such cap).

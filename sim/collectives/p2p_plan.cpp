@@ -31,11 +31,14 @@ P2pChannels p2p_channels(int comm_channels, int n_ranks, int n_nodes, const Nccl
   return out;
 }
 
-int p2p_part_channels(double bytes, const P2pChannels& ch, int n_nodes, const NcclParams& params) {
+int p2p_part_channels(double bytes, const P2pChannels& ch, int n_nodes, Proto proto,
+                      const NcclParams& params) {
   if (!(bytes > 0)) return 1;
-  const double chunk = n_nodes > 1 ? params.p2p_net_chunk_bytes : params.p2p_nvl_chunk_bytes;
-  const double min_part = n_nodes > 1 ? chunk / 2 : chunk / 8;
-  const double max_part = n_nodes > 1 ? chunk : chunk * 32;
+  const double step = proto == Proto::ll
+                          ? p2p_ll_step_bytes
+                          : (n_nodes > 1 ? params.p2p_net_chunk_bytes : params.p2p_nvl_chunk_bytes);
+  const double min_part = n_nodes > 1 ? step / 2 : step / 8;
+  const double max_part = n_nodes > 1 ? step : step * 32;
   int nc = static_cast<int>(std::min<double>(ch.per_peer_min, std::ceil(bytes / min_part)));
   nc = std::max(nc, 1);
   double part = std::max(min_part, std::ceil(bytes / nc));
@@ -46,8 +49,15 @@ int p2p_part_channels(double bytes, const P2pChannels& ch, int n_nodes, const Nc
   return nc;
 }
 
-bool p2p_uses_ll(double bytes, int part_channels, const NcclParams& params) {
-  return bytes <= part_channels * params.p2p_ll_threshold_bytes;
+bool p2p_uses_ll(double bytes, int per_peer_channels, const NcclParams& params) {
+  return bytes <= per_peer_channels * params.p2p_ll_threshold_bytes;
+}
+
+double p2p_fill_us(double bytes, int part_channels, int sends, double chunk_bytes,
+                   double fill_GBps) {
+  if (!(fill_GBps > 0) || !(bytes > 0) || part_channels < 1 || sends < 1) return 0;
+  const double last_chunk = std::min(bytes / part_channels, chunk_bytes);
+  return sends * part_channels * last_chunk / (fill_GBps * 1e3);
 }
 
 bool p2p_aligned(Op op, double bytes, int n_ranks) {

@@ -18,14 +18,36 @@ struct P2pChannels {
 // The communicator-wide figures, from the channels the communicator runs (graph x multiplier).
 P2pChannels p2p_channels(int comm_channels, int n_ranks, int n_nodes, const NcclParams& params);
 
-// Channels one send (or receive) of `bytes` to one peer is striped over, addP2pToPlan:
-//   min part = chunk / 8, max part = chunk * 32 on one node (chunk / 2 and chunk across nodes),
-//   nc = min(per_peer_min, ceil(bytes / min part)); while max(min part, bytes / nc) > max part
-//   and nc <= per_peer_max / 2: nc *= 2. Zero bytes still take one channel.
-int p2p_part_channels(double bytes, const P2pChannels& ch, int n_nodes, const NcclParams& params);
+// LL's step, bytes: NCCL's LL buffer (init.cc DEFAULT_LL_BUFFSIZE: 8 lines per thread x 512
+// threads x NCCL_STEPS 8 x 16-byte lines = 512 KiB) over its NCCL_STEPS slots. A Simple p2p
+// step is the p2p chunk (NCCL_P2P_NVL_CHUNKSIZE / NCCL_P2P_NET_CHUNKSIZE).
+inline constexpr double p2p_ll_step_bytes = 512.0 * 1024 / 8;
 
-// Whether that send runs LL (bytes <= channels x NCCL_P2P_LL_THRESHOLD) rather than Simple.
-bool p2p_uses_ll(double bytes, int part_channels, const NcclParams& params);
+// Channels one send (or receive) of `bytes` to one peer is striped over, addP2pToPlan, with
+// step = the protocol's step (above):
+//   min part = step / 8, max part = step * 32 on one node (step / 2 and step across nodes),
+//   nc = min(per_peer_min, ceil(bytes / min part)); while max(min part, bytes / nc) > max part
+//   and nc <= per_peer_max / 2: nc *= 2. Zero bytes still take one channel. An LL send of
+// 128 KiB on one node thus takes 16 channels where a Simple one would take 2.
+int p2p_part_channels(double bytes, const P2pChannels& ch, int n_nodes, Proto proto,
+                      const NcclParams& params);
+
+// Whether that send runs LL rather than Simple: addP2pToPlan's threshold is
+// p2pnChannelsPerPeer x NCCL_P2P_LL_THRESHOLD (`per_peer_channels`: P2pChannels::per_peer_max),
+// whatever channel count the send itself gets: 32 x 16 KiB = 512 KiB per peer on 2-4 H200s.
+bool p2p_uses_ll(double bytes, int per_peer_channels, const NcclParams& params);
+
+// The pipeline's fill, us. A channel moves its part of a Simple send (bytes / part channels)
+// through NCCL's buffer one chunk at a time (`chunk_bytes`: NCCL_P2P_NVL_CHUNKSIZE on NVLink,
+// "P2P Chunksize set to 524288" in the H200 logs), a copy into the slot and one out of it. While
+// chunks follow each other the two copies overlap and the channel runs at its copy rate
+// (p2p_send_GBps); the last chunk's second copy has nothing to overlap, and every busy channel
+// (`sends` x part channels) makes it at the same moment, sharing one GPU-wide rate `fill_GBps`:
+//   fill = sends x part channels x min(part, chunk) / fill_GBps.
+// A part of one chunk never overlaps at all, so a send of a few MiB is slower per byte than a
+// large one. 0 when `fill_GBps` is 0 (no such figure: NCCL's own model has none).
+double p2p_fill_us(double bytes, int part_channels, int sends, double chunk_bytes,
+                   double fill_GBps);
 
 // Whether NCCL copies a rank's sends with 16-byte packs. All-to-all's send to peer p starts at
 // p x S / n in the send buffer and lands at r x S / n in the receive buffer, so a per-peer chunk

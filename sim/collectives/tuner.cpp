@@ -250,10 +250,10 @@ TunerChoice p2p_decision(const CommShape& shape, Op op, double bytes, const Nccl
       std::min(c.graph_channels * params.runtime_channel_multiplier, params.max_channels);
   const P2pChannels p2p = p2p_channels(c.comm_channels, shape.n_ranks, shape.n_nodes, params);
   const double peer_bytes = op == Op::all_to_all ? bytes / shape.n_ranks : bytes;
-  c.n_channels = p2p_part_channels(peer_bytes, p2p, shape.n_nodes, params);
-  c.n_threads = params.max_threads[index_of(Proto::simple)];
   c.estimate.algo = Algo::ring;
-  c.estimate.proto = p2p_uses_ll(peer_bytes, c.n_channels, params) ? Proto::ll : Proto::simple;
+  c.estimate.proto = p2p_uses_ll(peer_bytes, p2p.per_peer_max, params) ? Proto::ll : Proto::simple;
+  c.n_channels = p2p_part_channels(peer_bytes, p2p, shape.n_nodes, c.estimate.proto, params);
+  c.n_threads = params.max_threads[index_of(Proto::simple)];
   return c;
 }
 
@@ -272,10 +272,13 @@ void time_p2p(TunerChoice& c, const CommShape& shape, Op op, double bytes,
   // reduceCopy, whose packs shrink when they are misaligned.
   const bool full_packs = c.estimate.proto == Proto::ll || p2p_aligned(op, bytes, shape.n_ranks);
   const int sends = p2p_sends(op, shape.n_ranks);
-  const double rate_channels = p2p_protocol_channels(
-      p2p_rate_channels(c.n_channels, sends, p2p.comm_channels), c.estimate.proto);
-  // One peer's send.
-  c.estimate.bus_bw_GBps = p2p_send_GBps(rate_channels, per_channel, full_packs, sends, params);
+  const double raw_channels = p2p_rate_channels(c.n_channels, sends, p2p.comm_channels);
+  // One peer's send; LL at its own calibrated per-channel rate where there is one.
+  const bool ll_rate = c.estimate.proto == Proto::ll && params.p2p_ll_per_channel_GBps > 0;
+  c.estimate.bus_bw_GBps =
+      ll_rate ? raw_channels * params.p2p_ll_per_channel_GBps
+              : p2p_send_GBps(p2p_protocol_channels(raw_channels, c.estimate.proto), per_channel,
+                              full_packs, sends, params);
   c.estimate.algo_bw_GBps = c.estimate.bus_bw_GBps;
   c.estimate.latency_us = 0;
   if (shape.n_ranks > 1) {
@@ -285,6 +288,12 @@ void time_p2p(TunerChoice& c, const CommShape& shape, Op op, double bytes,
             : params.base_latency_us[r][s] + params.hop_latency_us[index_of(hop)][r][s];
     c.estimate.latency_us = one_peer_us + std::max(p2p_peers(op, shape.n_ranks) - 1, 0) *
                                               params.p2p_extra_peer_latency_us;
+    // Over NVLink the last chunks of Simple sends cross NCCL's buffer alone (p2p_plan.hpp).
+    if (hop == LinkClass::nvlink && c.estimate.proto == Proto::simple) {
+      const double peer_bytes = op == Op::all_to_all ? bytes / shape.n_ranks : bytes;
+      c.estimate.latency_us += p2p_fill_us(peer_bytes, c.n_channels, sends,
+                                           params.p2p_nvl_chunk_bytes, params.p2p_fill_GBps);
+    }
   }
   c.run_latency_us = run_latency_us(shape, op, c, params);
 }

@@ -65,9 +65,10 @@ const Split kNoHoldout{{}, SizeHoldout::none};
 
 }  // namespace
 
-// Truth: one-peer latency 6.8 us (the Hopper NVLink prior), extra-peer latency
-// 10 us, 20 GB/s per channel; the NVLink (450 GB/s x 0.88 = 396 GB/s) paces the sends whose
-// channels would run faster (sendrecv on 32 channels: 640 GB/s; alltoall 2 ranks at 1 GiB).
+// Truth: one-peer latency 6.74 us, LL at 5.18 GB/s per channel and the fill at 457 GB/s (the
+// Hopper NVLink priors), extra-peer latency 10 us, 20 GB/s per channel; the NVLink (450 GB/s x
+// 0.88 = 396 GB/s) paces the sends whose channels would run faster (sendrecv on 32 channels: 640
+// GB/s; alltoall 2 ranks at 1 GiB).
 TEST_CASE("the p2p fit recovers the per-channel rate and latencies it was simulated with") {
   const topo::Cluster cluster = topo::load_cluster(kRoot + "/topologies/h200-4gpu.yaml");
   const topo::ClusterGraph graph(cluster);
@@ -76,9 +77,11 @@ TEST_CASE("the p2p fit recovers the per-channel rate and latencies it was simula
     CAPTURE(op);
     const NcclFit fit = fit_nccl_p2p(simulated(graph, truth, op), kNoHoldout, graph, op);
     REQUIRE(fit.configs.size() == 1);
-    CHECK(fit.params.p2p_nvlink_latency_us == doctest::Approx(6.8).epsilon(1e-3));
+    CHECK(fit.params.p2p_nvlink_latency_us == doctest::Approx(6.74).epsilon(1e-3));
     CHECK(fit.params.p2p_extra_peer_latency_us == doctest::Approx(10.0).epsilon(1e-3));
     CHECK(fit.params.p2p_per_channel_GBps == doctest::Approx(20.0).epsilon(1e-3));
+    CHECK(fit.params.p2p_ll_per_channel_GBps == doctest::Approx(5.18).epsilon(1e-3));
+    CHECK(fit.params.p2p_fill_GBps == doctest::Approx(457.0).epsilon(1e-3));
     CHECK(fit.configs[0].max_rel_error < 1e-3);
   }
 }
@@ -118,24 +121,25 @@ TEST_CASE("the p2p fit recovers the misaligned per-channel rate and GPU cap") {
 }
 
 // Host-paced records of a truth whose sends take the latencies the fit keeps on such data (the
-// Hopper NVLink priors, 6.8 us and 0.38 us per further peer: fit_nccl_p2p.cpp says why), under a
+// Hopper NVLink priors, 6.74 us and 0.37 us per further peer: fit_nccl_p2p.cpp says why), under a
 // host floor of 16 us on 2 ranks and 32 us on 4. Up to 1 MiB every call takes the host's time
-// (the GPUs' slowest there: 6.8 + 1 MiB / (16 channels x 20 GB/s) = 10.1 us on 2 ranks, 6.8 +
-// 0.38 + 1 MiB / (8 x 20) = 13.7 us on 4), and 4 MiB already takes 6.8 + 13.1 = 19.9 us on 2
-// ranks, over 1.1 floors (17.6 us): each flat part is the floor alone. The points at 1.5 floors
+// (the GPUs' slowest there: 6.74 + 1 MiB / (16 channels x 20 GB/s) + the fill, 1 MiB / 457 GB/s
+// = 12.3 us on 2 ranks, 6.74 + 0.37 + 1 MiB / (8 x 20) + 2.3 = 16.0 us on 4), and 4 MiB already
+// takes 6.74 + 13.1 + 9.2 = 29.0 us on 2 ranks, over 1.1 floors (17.6 us): each flat part is the
+// floor alone. The points at 1.5 floors
 // and above lie on the truth and give back its per-channel rate.
 TEST_CASE("on host-paced records the p2p fit finds the host floor and keeps NCCL's latencies") {
   const topo::Cluster cluster = topo::load_cluster(kRoot + "/topologies/h200-4gpu.yaml");
   const topo::ClusterGraph graph(cluster);
   coll::NcclParams truth = p2p_truth();
-  truth.p2p_extra_peer_latency_us = 0.38;
+  truth.p2p_extra_peer_latency_us = 0.37;
   const NcclFit fit =
       fit_nccl_p2p(simulated(graph, truth, "sendrecv", false, 16.0), kNoHoldout, graph, "sendrecv");
   REQUIRE(fit.configs.size() == 1);
   REQUIRE(fit.host_floors.curves.size() == 2);
   CHECK(fit.host_floors.at("default", 2) == doctest::Approx(16.0));
   CHECK(fit.host_floors.at("default", 4) == doctest::Approx(32.0));
-  CHECK(fit.params.p2p_nvlink_latency_us == doctest::Approx(6.8));
-  CHECK(fit.params.p2p_extra_peer_latency_us == doctest::Approx(0.38));
+  CHECK(fit.params.p2p_nvlink_latency_us == doctest::Approx(6.74));
+  CHECK(fit.params.p2p_extra_peer_latency_us == doctest::Approx(0.37));
   CHECK(fit.params.p2p_per_channel_GBps == doctest::Approx(20.0).epsilon(1e-3));
 }

@@ -108,13 +108,14 @@ TEST_CASE("the receive-only pass priors are the mean over the 2- and 4-rank ring
   }
 }
 
-TEST_CASE("the NVLink send latency priors are the mean of the gated runs' p2p fits") {
+TEST_CASE("the NVLink send priors are the mean of the gated runs' p2p fits") {
   // Send/recv and all-to-all fitted on runs 3 and 4 as `clustersim fit --timing gated` does
-  // (3 ranks and the odd sizes held out): one-peer latency and latency per further peer.
+  // (3 ranks and the odd sizes held out): one-peer latency, latency per further peer, LL's
+  // per-channel rate and the fill's rate.
   const topo::Cluster cluster =
       topo::load_cluster(std::string(CLUSTERSIM_SOURCE_DIR) + "/topologies/h200-4gpu.yaml");
   const topo::ClusterGraph graph(cluster);
-  double one_peer_us = 0, extra_peer_us = 0;
+  double one_peer_us = 0, extra_peer_us = 0, ll_GBps = 0, fill_GBps = 0;
   int fits = 0;
   for (const char* run : {"h200x4-run3", "h200x4-run4"}) {
     cal::Measurements m = cal::read_measurements(kData + run);
@@ -125,6 +126,8 @@ TEST_CASE("the NVLink send latency priors are the mean of the gated runs' p2p fi
       REQUIRE(fit.configs.size() == 1);
       one_peer_us += fit.params.p2p_nvlink_latency_us;
       extra_peer_us += fit.params.p2p_extra_peer_latency_us;
+      ll_GBps += fit.params.p2p_ll_per_channel_GBps;
+      fill_GBps += fit.params.p2p_fill_GBps;
       ++fits;
     }
   }
@@ -132,6 +135,9 @@ TEST_CASE("the NVLink send latency priors are the mean of the gated runs' p2p fi
   // Rounded to 0.01 us.
   CHECK(prm.p2p_nvlink_latency_us == doctest::Approx(one_peer_us / fits).epsilon(0.002));
   CHECK(prm.p2p_extra_peer_latency_us == doctest::Approx(extra_peer_us / fits).epsilon(0.02));
+  // LL's per-channel rate to 0.01 GB/s, the fill's GPU-wide rate to 1 GB/s.
+  CHECK(prm.p2p_ll_per_channel_GBps == doctest::Approx(ll_GBps / fits).epsilon(0.002));
+  CHECK(prm.p2p_fill_GBps == doctest::Approx(fill_GBps / fits).epsilon(0.002));
 }
 
 TEST_CASE("the misaligned-chunk model follows the 3- and 4-rank offset runs it was not read from") {

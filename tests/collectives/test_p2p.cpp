@@ -47,21 +47,28 @@ TEST_CASE("p2p channel counts follow NCCL's init and enqueue") {
   //   1 KiB: min(8, ceil(1 KiB / 64 KiB) = 1) = 1 channel;
   //   16 MiB: 8 channels of 2 MiB; 128 MiB: 8 of exactly 16 MiB (not above the cap);
   //   256 MiB: 8 of 32 MiB > 16 MiB -> 16 of 16 MiB.
-  CHECK(p2p_part_channels(1024, four, 1, prm) == 1);
-  CHECK(p2p_part_channels(16 * kMiB, four, 1, prm) == 8);
-  CHECK(p2p_part_channels(128 * kMiB, four, 1, prm) == 8);
-  CHECK(p2p_part_channels(256 * kMiB, four, 1, prm) == 16);
+  const Proto simple = Proto::simple;
+  CHECK(p2p_part_channels(1024, four, 1, simple, prm) == 1);
+  CHECK(p2p_part_channels(16 * kMiB, four, 1, simple, prm) == 8);
+  CHECK(p2p_part_channels(128 * kMiB, four, 1, simple, prm) == 8);
+  CHECK(p2p_part_channels(256 * kMiB, four, 1, simple, prm) == 16);
   // 2 ranks (min 16): 256 MiB in 16 parts of 16 MiB; 512 MiB: 32 MiB -> 32 channels of 16 MiB.
-  CHECK(p2p_part_channels(256 * kMiB, two, 1, prm) == 16);
-  CHECK(p2p_part_channels(512 * kMiB, two, 1, prm) == 32);
+  CHECK(p2p_part_channels(256 * kMiB, two, 1, simple, prm) == 16);
+  CHECK(p2p_part_channels(512 * kMiB, two, 1, simple, prm) == 32);
   // The doubling stops at the per-peer maximum: 4 GiB on 2 ranks stays at 32 channels.
-  CHECK(p2p_part_channels(4096 * kMiB, two, 1, prm) == 32);
-  CHECK(p2p_part_channels(0, four, 1, prm) == 1);
+  CHECK(p2p_part_channels(4096 * kMiB, two, 1, simple, prm) == 32);
+  CHECK(p2p_part_channels(0, four, 1, simple, prm) == 1);
+  // LL's step is its 512 KiB buffer over 8 slots, 64 KiB: parts from 8 KiB. 128 KiB on 2 ranks:
+  // min(16, ceil(128 / 8) = 16) = 16 channels (Simple: ceil(128 / 64) = 2); 24 KiB: 3.
+  CHECK(p2p_part_channels(128 * 1024, two, 1, Proto::ll, prm) == 16);
+  CHECK(p2p_part_channels(128 * 1024, two, 1, simple, prm) == 2);
+  CHECK(p2p_part_channels(24 * 1024, two, 1, Proto::ll, prm) == 3);
 
-  // LL while bytes <= channels x 16 KiB.
+  // LL while bytes <= p2pnChannelsPerPeer x 16 KiB: 32 x 16 KiB = 512 KiB with 32 per peer.
   CHECK(p2p_uses_ll(16384, 1, prm));
   CHECK_FALSE(p2p_uses_ll(16385, 1, prm));
-  CHECK(p2p_uses_ll(32768, 2, prm));
+  CHECK(p2p_uses_ll(512 * 1024, two.per_peer_max, prm));
+  CHECK_FALSE(p2p_uses_ll(512 * 1024 + 1, two.per_peer_max, prm));
 
   CHECK(p2p_peers(Op::send_recv, 2) == 1);
   CHECK(p2p_peers(Op::send_recv, 4) == 2);
@@ -71,8 +78,9 @@ TEST_CASE("p2p channel counts follow NCCL's init and enqueue") {
 
 // The tuner's p2p choice on a 12-channel x 30 GB/s ring graph (24 runtime channels): send/recv
 // of 128 MiB on 4 ranks uses 8 channels; the prior per-channel rate is the graph's 30 GB/s, so
-// busBw = 240 GB/s; latency = the Hopper NVLink send latency 6.8, + the extra-peer latency per
-// peer beyond the first (send/recv on 4 ranks: 2 peers, 1 extra).
+// busBw = 240 GB/s; latency = the Hopper NVLink send latency 6.74, + the extra-peer latency per
+// peer beyond the first (send/recv on 4 ranks: 2 peers, 1 extra), + the fill of its last chunks:
+// 8 channels x min(16 MiB, 512 KiB) / 457 GB/s = 4194304 / 457e3 = 9.177908 us.
 TEST_CASE("the tuner's p2p choice") {
   NcclParams prm = nccl_priors(GpuArch::hopper);
   CommShape shape;
@@ -85,40 +93,49 @@ TEST_CASE("the tuner's p2p choice") {
   CHECK(c.n_channels == 8);
   CHECK(c.estimate.proto == Proto::simple);
   CHECK(c.estimate.bus_bw_GBps == doctest::Approx(240.0));
-  CHECK(c.estimate.latency_us == doctest::Approx(6.8 + 0.38));
+  CHECK(c.estimate.latency_us == doctest::Approx(6.74 + 0.37 + 9.177908));
   prm.p2p_extra_peer_latency_us = 10.0;
   prm.p2p_per_channel_GBps = 20.0;
+  prm.p2p_fill_GBps = 0;  // no fill from here on
   c = choose(shape, Op::send_recv, 128 * kMiB, prm, {});
-  CHECK(c.estimate.latency_us == doctest::Approx(16.8));
+  CHECK(c.estimate.latency_us == doctest::Approx(16.74));
   CHECK(c.estimate.bus_bw_GBps == doctest::Approx(160.0));
-  // All-to-all of 1 MiB: 256 KiB per peer, min(8, 4) = 4 channels of 64 KiB; above 4 x 16 KiB,
-  // so Simple.
-  c = choose(shape, Op::all_to_all, kMiB, prm, {});
-  CHECK(c.n_channels == 4);
+  // All-to-all of 4 MiB: 1 MiB per peer, above 32 per-peer channels x 16 KiB = 512 KiB, so
+  // Simple, on min(8, 1 MiB / 64 KiB = 16) = 8 channels. 2 MiB: 512 KiB per peer, LL, whose
+  // 64 KiB step makes parts from 8 KiB: min(8, 64) = 8 channels at the LL rate, 8 x 5.18 GB/s.
+  c = choose(shape, Op::all_to_all, 4 * kMiB, prm, {});
+  CHECK(c.n_channels == 8);
   CHECK(c.estimate.proto == Proto::simple);
-  // 8 B: 2 B per peer on one channel, LL, whose 16-byte lines carry 8 bytes of data: one
-  // channel's 20 GB/s x 0.5 = 10 GB/s.
+  c = choose(shape, Op::all_to_all, 2 * kMiB, prm, {});
+  CHECK(c.estimate.proto == Proto::ll);
+  CHECK(c.n_channels == 8);
+  CHECK(c.estimate.bus_bw_GBps == doctest::Approx(8 * 5.18));
+  // 8 B: 2 B per peer on one channel, LL. Without a measured LL rate, LL's 16-byte lines carry
+  // 8 bytes of data: one channel's 20 GB/s x 0.5 = 10 GB/s.
+  prm.p2p_ll_per_channel_GBps = 0;
   c = choose(shape, Op::all_to_all, 8, prm, {});
   CHECK(c.estimate.proto == Proto::ll);
   CHECK(c.n_channels == 1);
   CHECK(c.estimate.bus_bw_GBps == doctest::Approx(10.0));
   // Two ranks: one peer, no extra-peer latency.
   shape.n_ranks = 2;
-  CHECK(choose(shape, Op::send_recv, 8, prm, {}).estimate.latency_us == doctest::Approx(6.8));
+  CHECK(choose(shape, Op::send_recv, 8, prm, {}).estimate.latency_us == doctest::Approx(6.74));
   // Without the measured NVLink latency, NCCL's rule: Ring Simple base 8.4 + NVLink hop 3.4.
   prm.p2p_nvlink_latency_us = 0;
   CHECK(choose(shape, Op::send_recv, 8, prm, {}).estimate.latency_us == doctest::Approx(11.8));
 }
 
 // One NVSwitch server of 4 GPUs (NVLink 450 GB/s each way per GPU), per-channel rate 20 GB/s,
-// extra-peer latency 10 us, one-peer NVLink latency 6.8 us (Hopper prior): send/recv on 4 ranks
-// reaches 2 peers (6.8 + 10 = 16.8 us), all-to-all 3 (6.8 + 2 x 10 = 26.8 us).
+// extra-peer latency 10 us, one-peer NVLink latency 6.74 us (Hopper prior): send/recv on 4 ranks
+// reaches 2 peers (6.74 + 10 = 16.74 us), all-to-all 3 (6.74 + 2 x 10 = 26.74 us). No fill
+// (its own case below).
 TEST_CASE("send/recv and all-to-all run as channel-capped flows") {
   const topo::Cluster cluster = testing::nvswitch_cluster(1, testing::ServerSpec{4, 1.0, 0.5});
   const topo::ClusterGraph graph(cluster);
   NcclParams prm = nccl_priors(GpuArch::hopper);
   prm.p2p_per_channel_GBps = 20.0;
   prm.p2p_extra_peer_latency_us = 10.0;
+  prm.p2p_fill_GBps = 0;
   Communicator comm(graph, testing::first_ranks(4), prm);
   REQUIRE(comm.tune(p2p_call(Op::send_recv, 8)).comm_channels == 24);
 
@@ -127,23 +144,23 @@ TEST_CASE("send/recv and all-to-all run as channel-capped flows") {
   // 256 MiB: 16 channels, 320 GB/s -> the same 838.8608 us: twice the bytes, same time.
   const CollectiveResult r128 =
       simulate_alone(comm, p2p_call(Op::send_recv, 128 * kMiB), Fidelity::flow);
-  CHECK(r128.time_us() == doctest::Approx(16.8 + 838.8608).epsilon(1e-6));
+  CHECK(r128.time_us() == doctest::Approx(16.74 + 838.8608).epsilon(1e-6));
   CHECK(r128.flows == 1);  // one flow holding all four sends
   CHECK(simulate_alone(comm, p2p_call(Op::send_recv, 256 * kMiB), Fidelity::flow).time_us() ==
-        doctest::Approx(16.8 + 838.8608).epsilon(1e-6));
+        doctest::Approx(16.74 + 838.8608).epsilon(1e-6));
 
   // All-to-all of 1.2 GB: 3e8 B per peer; min 8 channels of 37.5 MB > 16 MiB -> 16 of 18.75 MB
   // -> 32 channels x 20 = 640 GB/s per peer. Each GPU port carries 3 peer sends: 450 / 3 = 150
   // GB/s each, so the link paces: 3e8 / 150e9 = 2000 us.
   CHECK(simulate_alone(comm, p2p_call(Op::all_to_all, 1.2e9), Fidelity::flow).time_us() ==
-        doctest::Approx(26.8 + 2000.0).epsilon(1e-6));
+        doctest::Approx(26.74 + 2000.0).epsilon(1e-6));
   // At 2 GB/s per channel the channels pace. The three sends' 32 channels each would need 96
   // channels; the communicator has 32 p2p channels, so each send gets 32 / 3 of them:
   // 10.667 x 2 = 21.333 GB/s -> 3e8 / 21.333e9 = 14062.5 us.
   prm.p2p_per_channel_GBps = 2.0;
   Communicator slow(graph, testing::first_ranks(4), prm);
   CHECK(simulate_alone(slow, p2p_call(Op::all_to_all, 1.2e9), Fidelity::flow).time_us() ==
-        doctest::Approx(26.8 + 14062.5).epsilon(1e-6));
+        doctest::Approx(26.74 + 14062.5).epsilon(1e-6));
 
   // One float more per peer: 1,200,000,016 B, chunks of 300,000,004 B (4 mod 16), misaligned.
   // Still 32 part channels, 10.667 of them per send; at 7.8 GB/s each that is 83.2 GB/s, over
@@ -155,14 +172,47 @@ TEST_CASE("send/recv and all-to-all run as channel-capped flows") {
   REQUIRE(prm.p2p_unaligned_per_channel_GBps == 7.8);
   REQUIRE(prm.p2p_unaligned_gpu_GBps == 159.0);
   CHECK(simulate_alone(hopper, p2p_call(Op::all_to_all, 1200000016.0), Fidelity::flow).time_us() ==
-        doctest::Approx(26.8 + 5660.377434).epsilon(1e-9));
+        doctest::Approx(26.74 + 5660.377434).epsilon(1e-9));
 
-  // Two ranks: one peer (latency 6.8 us); 64 MiB in 16 channels of 4 MiB, 320 GB/s:
+  // Two ranks: one peer (latency 6.74 us); 64 MiB in 16 channels of 4 MiB, 320 GB/s:
   // 67108864 / 320e9 = 209.7152 us.
   prm.p2p_per_channel_GBps = 20.0;
   Communicator pair20(graph, testing::first_ranks(2), prm);
   CHECK(simulate_alone(pair20, p2p_call(Op::send_recv, 64 * kMiB), Fidelity::flow).time_us() ==
-        doctest::Approx(6.8 + 209.7152).epsilon(1e-6));
+        doctest::Approx(6.74 + 209.7152).epsilon(1e-6));
+}
+
+// The fill (p2p_plan.hpp): every busy channel's last chunk, min(part, 512 KiB), at the GPU-wide
+// 457 GB/s (Hopper prior).
+//   send/recv 4 MiB on 4 ranks: 8 channels of 512 KiB, one send: 8 x 524288 B / 457e3 = 9.177908
+//     us, all of each part in one chunk; 64 MiB on 2 ranks: 16 channels of 4 MiB, last chunk
+//     512 KiB: 16 x 524288 / 457e3 = 18.355814 us.
+//   all-to-all 4 MiB on 4 ranks: 1 MiB per peer on 8 channels of 128 KiB, 3 sends: 3 x 8 x
+//     131072 / 457e3 = 6.883431 us.
+//   LL sends and other fabrics have none; nor does a GPU without the figure.
+TEST_CASE("the last chunks of Simple sends over NVLink add the pipeline's fill") {
+  CHECK(p2p_fill_us(4 * kMiB, 8, 1, 512 * 1024, 457) == doctest::Approx(9.177908));
+  CHECK(p2p_fill_us(64 * kMiB, 16, 1, 512 * 1024, 457) == doctest::Approx(18.355814));
+  CHECK(p2p_fill_us(kMiB, 8, 3, 512 * 1024, 457) == doctest::Approx(6.883431));
+  CHECK(p2p_fill_us(kMiB, 8, 3, 512 * 1024, 0) == 0);
+
+  // Through the tuner: Hopper priors on a 12 x 30 GB/s graph; latency 6.74 + 0.37 per extra peer.
+  NcclParams prm = nccl_priors(GpuArch::hopper);
+  CommShape shape;
+  shape.n_ranks = 4;
+  shape.nvswitch = true;
+  shape.intra = LinkClass::nvlink;
+  shape.ring = GraphInfo{12, 30.0, 30.0};
+  CHECK(choose(shape, Op::send_recv, 4 * kMiB, prm, {}).estimate.latency_us ==
+        doctest::Approx(6.74 + 0.37 + 9.177908));
+  CHECK(choose(shape, Op::all_to_all, 4 * kMiB, prm, {}).estimate.latency_us ==
+        doctest::Approx(6.74 + 2 * 0.37 + 6.883431));
+  // 512 KiB: LL, no fill.
+  CHECK(choose(shape, Op::send_recv, 512 * 1024, prm, {}).estimate.latency_us ==
+        doctest::Approx(6.74 + 0.37));
+  shape.n_ranks = 2;
+  CHECK(choose(shape, Op::send_recv, 64 * kMiB, prm, {}).estimate.latency_us ==
+        doctest::Approx(6.74 + 18.355814));
 }
 
 // All-to-all sends chunk p at p x S / n and lands it at r x S / n: aligned only when S / n is a

@@ -99,8 +99,10 @@ json nccl_params_json(const NcclParams& p) {
   j["p2p_net_chunk_bytes"] = p.p2p_net_chunk_bytes;
   j["p2p_ll_threshold_bytes"] = p.p2p_ll_threshold_bytes;
   j["p2p_per_channel_GBps"] = p.p2p_per_channel_GBps;
+  j["p2p_ll_per_channel_GBps"] = p.p2p_ll_per_channel_GBps;
   j["p2p_extra_peer_latency_us"] = p.p2p_extra_peer_latency_us;
   j["p2p_nvlink_latency_us"] = p.p2p_nvlink_latency_us;
+  j["p2p_fill_GBps"] = p.p2p_fill_GBps;
   j["p2p_unaligned_per_channel_GBps"] = p.p2p_unaligned_per_channel_GBps;
   j["p2p_unaligned_gpu_GBps"] = p.p2p_unaligned_gpu_GBps;
   j["ring_recv_pass_steps"] = row(p.ring_recv_pass_steps);
@@ -153,8 +155,10 @@ NcclParams nccl_params_from_json(const json& j, const JsonLines& lines, const st
           "p2p_net_chunk_bytes",
           "p2p_ll_threshold_bytes",
           "p2p_per_channel_GBps",
+          "p2p_ll_per_channel_GBps",
           "p2p_extra_peer_latency_us",
           "p2p_nvlink_latency_us",
+          "p2p_fill_GBps",
           "p2p_unaligned_per_channel_GBps",
           "p2p_unaligned_gpu_GBps",
           "ring_recv_pass_steps",
@@ -226,8 +230,10 @@ NcclParams nccl_params_from_json(const json& j, const JsonLines& lines, const st
   p.p2p_net_chunk_bytes = factor("p2p_net_chunk_bytes");
   p.p2p_ll_threshold_bytes = num("p2p_ll_threshold_bytes", 0, huge, "a size of 0 or more");
   p.p2p_per_channel_GBps = num("p2p_per_channel_GBps", 0, huge, rate);
+  p.p2p_ll_per_channel_GBps = num("p2p_ll_per_channel_GBps", 0, huge, rate);
   p.p2p_extra_peer_latency_us = num("p2p_extra_peer_latency_us", 0, kMaxLatencyUs, latency);
   p.p2p_nvlink_latency_us = num("p2p_nvlink_latency_us", 0, kMaxLatencyUs, latency);
+  p.p2p_fill_GBps = num("p2p_fill_GBps", 0, huge, rate);
   p.p2p_unaligned_per_channel_GBps = num("p2p_unaligned_per_channel_GBps", 0, huge, rate);
   p.p2p_unaligned_gpu_GBps = num("p2p_unaligned_gpu_GBps", 0, huge, rate);
   fill(r.value("ring_recv_pass_steps"), p.ring_recv_pass_steps, 0, huge, "pass costs of 0 or more");

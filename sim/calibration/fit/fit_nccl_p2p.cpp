@@ -25,17 +25,19 @@ struct P2pPoint {
   double t_us = 0;
   double extra_peers = 0;  // peers beyond the first
   double channel_kB = 0;   // bytes per peer / rate channels, kB: x 1 / perChannel GB/s -> us
+  double ll_kB = 0;        // the same for an LL send (channel_kB 0 then): x 1 / LL perChannel
   double link_kB = 0;      // sends per NVLink port x bytes per peer, kB: times 1 / link GB/s
+  double fill_kB = 0;      // a Simple send's last chunk per channel, kB: x 1 / fill GB/s
   double rate_channels = 0;
   int sends = 0;
 };
 
 // The misaligned Simple sends' two rates (p2p_plan.hpp: per channel, and one GPU's cap), by
 // exhaustive search on a 0.1 GB/s x 1 GB/s grid for the least mean |relative error| with the
-// latencies already fitted (the cap makes the model piecewise, so a linear fit does not apply).
-// Ties keep the lowest rates. Returns {0, 0} without points.
+// latencies and the fill already fitted (the cap makes the model piecewise, so a linear fit does
+// not apply). Ties keep the lowest rates. Returns {0, 0} without points.
 std::pair<double, double> fit_unaligned(const std::vector<P2pPoint>& points, double latency_us,
-                                        double extra_peer_us) {
+                                        double extra_peer_us, double fill_us_per_kB) {
   std::pair<double, double> best{0.0, 0.0};
   if (points.empty()) return best;
   double best_error = std::numeric_limits<double>::infinity();
@@ -47,7 +49,8 @@ std::pair<double, double> fit_unaligned(const std::vector<P2pPoint>& points, dou
         const double rate =
             std::min(p.rate_channels * channel_GBps, static_cast<double>(gpu_GBps) / p.sends);
         const double peer_kB = p.channel_kB * p.rate_channels;
-        const double t = latency_us + p.extra_peers * extra_peer_us + peer_kB / rate;
+        const double t = latency_us + p.extra_peers * extra_peer_us + p.fill_kB * fill_us_per_kB +
+                         peer_kB / rate;
         sum += std::abs(relative_error(t, p.t_us));
       }
       if (sum < best_error) {
@@ -89,24 +92,32 @@ struct FixedLatency {
   double extra_peer_us = 0;
 };
 
-// Rows of the points the channels pace (the others the NVLink paces, at its known rate); the
-// flags say which points those are.
+// Rows of every point: those the channels pace with their channel regressors, the others (the
+// NVLink paces them, at its known rate) with their link time as a known part; the flags say which
+// points the channels pace.
 std::vector<FitRow> channel_bound_rows(const std::vector<P2pPoint>& points, double per_channel_GBps,
-                                       double link_GBps, const FixedLatency& latency,
+                                       double ll_per_channel_ratio, double link_GBps,
+                                       const FixedLatency& latency, bool with_fill,
                                        std::vector<bool>& channel_bound) {
   std::vector<FitRow> rows;
   channel_bound.clear();
   for (const P2pPoint& p : points) {
-    const bool by_channel = p.channel_kB / per_channel_GBps >= p.link_kB / link_GBps;
+    const bool by_channel =
+        (p.channel_kB + p.ll_kB * ll_per_channel_ratio) / per_channel_GBps >= p.link_kB / link_GBps;
     channel_bound.push_back(by_channel);
-    if (!by_channel) continue;
+    // A link-paced point's rate term is known (its link time); its latency and fill are fitted
+    // with the others'.
+    const double link_us = by_channel ? 0.0 : p.link_kB / link_GBps;
+    const double channel_kB = by_channel ? p.channel_kB : 0.0;
+    const double ll_kB = by_channel ? p.ll_kB : 0.0;
+    const double fill_kB = with_fill ? p.fill_kB : 0.0;
     if (latency.fixed) {
-      rows.push_back({{0.0, 0.0, p.channel_kB},
+      rows.push_back({{0.0, 0.0, channel_kB, fill_kB, ll_kB},
                       p.t_us,
                       1.0,
-                      latency.base_us + p.extra_peers * latency.extra_peer_us});
+                      latency.base_us + p.extra_peers * latency.extra_peer_us + link_us});
     } else {
-      rows.push_back({{1.0, p.extra_peers, p.channel_kB}, p.t_us});
+      rows.push_back({{1.0, p.extra_peers, channel_kB, fill_kB, ll_kB}, p.t_us, 1.0, link_us});
     }
   }
   return rows;
@@ -117,36 +128,46 @@ std::vector<FitRow> channel_bound_rows(const std::vector<P2pPoint>& points, doub
 struct ChannelFit {
   LinearFit f;
   double per_channel_GBps = 0;
+  // An LL kB's time over a Simple kB's on one channel: 1 / p2p_ll_data_fraction until fitted.
+  double ll_ratio = 1.0 / coll::p2p_ll_data_fraction;
   double mean_abs_error = 0;
   int link_bound = 0;  // points the link paces
 };
 
-ChannelFit fit_channels(const std::vector<P2pPoint>& points, double start_per_channel_GBps,
-                        double link_GBps, double base_prior_us, const FixedLatency& latency) {
+// `start` gives the per-channel rates the first round's regimes come from; `with_fill` fits the
+// fill too (else it stays 0).
+ChannelFit fit_channels(const std::vector<P2pPoint>& points, const ChannelFit& start,
+                        double link_GBps, double base_prior_us, const FixedLatency& latency,
+                        bool with_fill) {
   // Refit until the set of channel-paced points settles; a flip-flop ends after a fixed number of
   // rounds (the last fit stands).
   ChannelFit out;
-  out.per_channel_GBps = start_per_channel_GBps;
+  out.per_channel_GBps = start.per_channel_GBps;
+  out.ll_ratio = start.ll_ratio;
   out.f.coef = {latency.fixed ? latency.base_us : base_prior_us,
-                latency.fixed ? latency.extra_peer_us : 0.0, 0.0};
+                latency.fixed ? latency.extra_peer_us : 0.0, 0.0, 0.0, 0.0};
   std::vector<bool> regimes;
   std::vector<bool> previous;
   for (int round = 0; round < 16; ++round) {
-    const std::vector<FitRow> rows =
-        channel_bound_rows(points, out.per_channel_GBps, link_GBps, latency, regimes);
+    const std::vector<FitRow> rows = channel_bound_rows(points, out.per_channel_GBps, out.ll_ratio,
+                                                        link_GBps, latency, with_fill, regimes);
     // Fitted latencies need three points; a fixed one leaves one unknown.
     if ((round > 0 && regimes == previous) || rows.size() < (latency.fixed ? 1u : 3u)) break;
     previous = regimes;
     out.f = fit_relative_robust(rows);
-    if (latency.fixed) out.f.coef = {latency.base_us, latency.extra_peer_us, out.f.coef[2]};
+    if (latency.fixed)
+      out.f.coef = {latency.base_us, latency.extra_peer_us, out.f.coef[2], out.f.coef[3],
+                    out.f.coef[4]};
     if (out.f.coef[2] > 0) out.per_channel_GBps = 1.0 / out.f.coef[2];
+    if (out.f.coef[2] > 0 && out.f.coef[4] > 0) out.ll_ratio = out.f.coef[4] / out.f.coef[2];
   }
   double sum = 0;
   for (const P2pPoint& p : points) {
-    const double channel_us = p.channel_kB / out.per_channel_GBps;
+    const double channel_us = (p.channel_kB + p.ll_kB * out.ll_ratio) / out.per_channel_GBps;
     const double link_us = p.link_kB / link_GBps;
     if (link_us > channel_us) ++out.link_bound;
-    const double t = out.f.coef[0] + p.extra_peers * out.f.coef[1] + std::max(channel_us, link_us);
+    const double t = out.f.coef[0] + p.extra_peers * out.f.coef[1] + p.fill_kB * out.f.coef[3] +
+                     std::max(channel_us, link_us);
     sum += std::abs(relative_error(t, p.t_us));
   }
   out.mean_abs_error = sum / static_cast<double>(points.size());
@@ -190,15 +211,25 @@ NcclFit fit_nccl_p2p(const Measurements& data, const Split& split, const topo::C
     const coll::P2pChannels p2p =
         coll::p2p_channels(ch.comm_channels, p.n_ranks, it->second.n_nodes, prior);
     const int sends = coll::p2p_sends(cop, p.n_ranks);
-    const double rate_channels = coll::p2p_protocol_channels(
-        coll::p2p_rate_channels(ch.n_channels, sends, p2p.comm_channels), ch.estimate.proto);
+    const double raw_channels = coll::p2p_rate_channels(ch.n_channels, sends, p2p.comm_channels);
+    const double rate_channels = coll::p2p_protocol_channels(raw_channels, ch.estimate.proto);
+    const bool ll = ch.estimate.proto == Proto::ll;
     const bool full_packs =
         ch.estimate.proto == Proto::ll || coll::p2p_aligned(cop, p.bytes, p.n_ranks);
+    // The fill's regressor: the GPU's last chunks, kB, for Simple sends over NVLink, as time_p2p
+    // charges them (p2p_fill_us at 1 GB/s).
+    const bool nvlink_simple = it->second.n_nodes <= 1 &&
+                               it->second.intra == coll::LinkClass::nvlink &&
+                               ch.estimate.proto == Proto::simple;
+    const double fill_kB = nvlink_simple ? coll::p2p_fill_us(peer_bytes, ch.n_channels, sends,
+                                                             prior.p2p_nvl_chunk_bytes, 1.0)
+                                         : 0.0;
     (full_packs ? points : unaligned)
         .push_back({p.time_us,
                     static_cast<double>(std::max(coll::p2p_peers(cop, p.n_ranks) - 1, 0)),
-                    peer_bytes / rate_channels / 1e3, sends_per_port * peer_bytes / 1e3,
-                    rate_channels, sends});
+                    ll ? 0.0 : peer_bytes / rate_channels / 1e3,
+                    ll ? peer_bytes / raw_channels / 1e3 : 0.0, sends_per_port * peer_bytes / 1e3,
+                    fill_kB, rate_channels, sends});
   }
   if (points.size() < 4 || !(graph_channel_GBps > 0)) return out;
 
@@ -213,11 +244,21 @@ NcclFit fit_nccl_p2p(const Measurements& data, const Split& split, const topo::C
   double link_GBps = nvlink.effective_Bps / 1e9;
   const FixedLatency latency{!out.host_floors.empty(), base_prior_us,
                              prior.p2p_extra_peer_latency_us};
-  ChannelFit best = fit_channels(points, graph_channel_GBps, link_GBps, base_prior_us, latency);
+  // At each link rate: first without the fill (its regressor and the channels' are nearly
+  // proportional up to a chunk per channel, so the fill alone could take the channels' part and
+  // leave the large points to the link), then with it from the rates that found.
+  // The first round takes every point as channel-paced (a start at the graph's speed would leave
+  // every Simple point to a link slower than 16 such channels, and the channels unfitted).
+  ChannelFit graph_start;
+  graph_start.per_channel_GBps = std::numeric_limits<double>::min();
+  auto fit_at = [&](double link) {
+    const ChannelFit plain = fit_channels(points, graph_start, link, base_prior_us, latency, false);
+    return fit_channels(points, plain, link, base_prior_us, latency, true);
+  };
+  ChannelFit best = fit_at(link_GBps);
   for (int percent = 100; percent >= 50; --percent) {
     const double candidate_GBps = nvlink.line_Bps * percent / 100.0 / 1e9;
-    const ChannelFit fit =
-        fit_channels(points, graph_channel_GBps, candidate_GBps, base_prior_us, latency);
+    const ChannelFit fit = fit_at(candidate_GBps);
     // With fixed latencies a candidate that leaves no point to the channels is a whole model.
     if ((fit.f.points > 0 || latency.fixed) && fit.mean_abs_error < best.mean_abs_error) {
       best = fit;
@@ -232,10 +273,12 @@ NcclFit fit_nccl_p2p(const Measurements& data, const Split& split, const topo::C
   out.params.p2p_nvlink_latency_us = f.coef[0];
   out.params.p2p_extra_peer_latency_us = f.coef[1];
   if (f.coef[2] > 0) out.params.p2p_per_channel_GBps = per_channel_GBps;
+  out.params.p2p_fill_GBps = f.coef[3] > 0 ? 1.0 / f.coef[3] : 0.0;
+  if (f.coef[4] > 0) out.params.p2p_ll_per_channel_GBps = 1.0 / f.coef[4];
   if (best.link_bound > 0) out.p2p_nvlink_efficiency = link_GBps * 1e9 / nvlink.line_Bps;
   // Misaligned sends need enough points of their own; without, the priors stand.
   if (unaligned.size() >= 4) {
-    const auto [channel_GBps, gpu_GBps] = fit_unaligned(unaligned, f.coef[0], f.coef[1]);
+    const auto [channel_GBps, gpu_GBps] = fit_unaligned(unaligned, f.coef[0], f.coef[1], f.coef[3]);
     out.params.p2p_unaligned_per_channel_GBps = channel_GBps;
     out.params.p2p_unaligned_gpu_GBps = gpu_GBps;
   }
