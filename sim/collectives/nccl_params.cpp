@@ -201,16 +201,17 @@ NcclParams nccl_priors(GpuArch arch) {
   }
 
   // The receive-only pass of ring loops (ring_passes.hpp), in link steps: our own calibration,
-  // calibrate/data/h200x4 (4 x H200, NCCL 2.28), forced Ring LL / LL128 / Simple on 2 and 4 ranks
-  // (3 is the held-out count), busbw at 1 GiB: a chain broadcast has no extra pass, so an op of S
-  // link steps per loop gives a = S x (busbw broadcast / busbw op - 1); the mean over all-gather,
-  // reduce-scatter and all-reduce on 2 and 4 ranks (tests/calibration/test_ring_priors.cpp).
-  // LL: 0.53-0.66, one figure fits; LL128 0.04-0.35 and Simple 0.05-0.34, all-reduce on 4 ranks
-  // the lowest. Hopper only; other generations keep 0.
+  // calibrate/data/h200x4-run3 to -run5 (4 x H200, NCCL 2.28, gated), forced Ring LL / LL128 /
+  // Simple on 2 and 4 ranks, 64 KiB - 1 GiB: all-gather, reduce-scatter and all-reduce each
+  // fitted as t = base + hop x steps + (S + a) x B / r (B a channel's bytes per step, S the link
+  // steps per loop), the mean of a over the runs and ops (tests/calibration/test_ring_priors.cpp).
+  // Simple 0.41-0.53, LL128 0.41-0.50, LL 0.57-0.67. The same pass read off the 1 GiB busbw alone
+  // (against a broadcast chain's) gave Simple 0.24 and LL128 0.21, which left 2-rank rings 10-15 %
+  // fast and 4-rank ones 10-16 % slow at 32 MiB - 1 GiB. Hopper only; other generations keep 0.
   if (arch == GpuArch::hopper) {
     p.ring_recv_pass_steps[index_of(Proto::ll)] = 0.62;
-    p.ring_recv_pass_steps[index_of(Proto::ll128)] = 0.21;
-    p.ring_recv_pass_steps[index_of(Proto::simple)] = 0.24;
+    p.ring_recv_pass_steps[index_of(Proto::ll128)] = 0.46;
+    p.ring_recv_pass_steps[index_of(Proto::simple)] = 0.47;
   }
 
   // NCCL device.h: NCCL_LL_MAX_NTHREADS 512, NCCL_LL128_MAX_NTHREADS 640,

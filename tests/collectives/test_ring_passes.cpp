@@ -18,7 +18,7 @@ TEST_CASE("link steps per ring loop and the receive-only pass's factor") {
 
   const NcclParams prm = nccl_priors(GpuArch::hopper);
   REQUIRE(prm.ring_recv_pass_steps[index_of(Proto::ll)] == 0.62);
-  REQUIRE(prm.ring_recv_pass_steps[index_of(Proto::simple)] == 0.24);
+  REQUIRE(prm.ring_recv_pass_steps[index_of(Proto::simple)] == 0.47);
   // LL all-gather on 2 ranks: (1 + 0.62) / 1; on 4: (3 + 0.62) / 3; all-reduce on 4: 6.62 / 6.
   CHECK(ring_pass_factor(Op::all_gather, Proto::ll, 2, prm) == doctest::Approx(1.62));
   CHECK(ring_pass_factor(Op::all_gather, Proto::ll, 4, prm) == doctest::Approx(3.62 / 3));
@@ -34,11 +34,11 @@ TEST_CASE("the receive-only pass slows a ring all-gather's channels, not a broad
   const topo::ClusterGraph graph(cluster);
   const NcclParams prm = nccl_priors(GpuArch::hopper);
   CollectiveCall call = testing::forced_call(Op::all_gather, 1.2e9, Algo::ring, Proto::simple);
-  // Four ranks: edge bytes 3/4 x 1.2e9 = 9e8 B at 360 / (3.24 / 3) GB/s = 333.33 GB/s -> 2700 us;
+  // Four ranks: edge bytes 3/4 x 1.2e9 = 9e8 B at 360 / (3.47 / 3) GB/s = 311.24 GB/s -> 2891.67 us;
   // latency 8.4 + 3 x 3.4 = 18.6 us.
   Communicator comm(graph, {0, 1, 2, 3}, prm);
   CHECK(simulate_alone(comm, call, Fidelity::flow).time_us() ==
-        doctest::Approx(18.6 + 9e8 * 3.24 / 3 / 360e9 * 1e6).epsilon(1e-6));
+        doctest::Approx(18.6 + 9e8 * 3.47 / 3 / 360e9 * 1e6).epsilon(1e-6));
   // Broadcast from rank 0: the chain carries 1.2e9 B at the full 360 GB/s -> 3333.33 us; latency
   // 8.4 + 4 x 3.4 = 22.0 us.
   call.op = Op::broadcast;
