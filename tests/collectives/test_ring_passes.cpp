@@ -34,8 +34,8 @@ TEST_CASE("the receive-only pass slows a ring all-gather's channels, not a broad
   const topo::ClusterGraph graph(cluster);
   const NcclParams prm = nccl_priors(GpuArch::hopper);
   CollectiveCall call = testing::forced_call(Op::all_gather, 1.2e9, Algo::ring, Proto::simple);
-  // Four ranks: edge bytes 3/4 x 1.2e9 = 9e8 B at 360 / (3.47 / 3) GB/s = 311.24 GB/s -> 2891.67 us;
-  // latency 8.4 + 3 x 3.4 = 18.6 us.
+  // Four ranks: edge bytes 3/4 x 1.2e9 = 9e8 B at 360 / (3.47 / 3) GB/s = 311.24 GB/s ->
+  // 2891.67 us; latency 8.4 + 3 x 3.4 = 18.6 us.
   Communicator comm(graph, {0, 1, 2, 3}, prm);
   CHECK(simulate_alone(comm, call, Fidelity::flow).time_us() ==
         doctest::Approx(18.6 + 9e8 * 3.47 / 3 / 360e9 * 1e6).epsilon(1e-6));
