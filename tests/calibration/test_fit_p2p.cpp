@@ -141,5 +141,34 @@ TEST_CASE("on host-paced records the p2p fit finds the host floor and keeps NCCL
   CHECK(fit.host_floors.at("default", 4) == doctest::Approx(32.0));
   CHECK(fit.params.p2p_nvlink_latency_us == doctest::Approx(6.74));
   CHECK(fit.params.p2p_extra_peer_latency_us == doctest::Approx(0.37));
+  // Every LL send (up to 512 KiB) is under the floor: LL's rate stays the prior's, not a fit of
+  // nothing; the Simple points above the floor give back the fill.
+  CHECK(fit.params.p2p_ll_per_channel_GBps == doctest::Approx(5.18));
+  CHECK(fit.params.p2p_fill_GBps == doctest::Approx(457.0).epsilon(1e-3));
   CHECK(fit.params.p2p_per_channel_GBps == doctest::Approx(20.0).epsilon(1e-3));
+}
+
+// LL's per-channel rate is fitted only from four LL points or more: with the truth's LL at 2 GB/s
+// per channel, every point gives back 2; with all but two of the LL sends (1 KiB - 256 KiB on 2 and
+// 4 ranks, 8 points) taken away, the prior's 5.18 stands.
+TEST_CASE("the p2p fit reads LL's rate from enough LL points only") {
+  const topo::Cluster cluster = topo::load_cluster(kRoot + "/topologies/h200-4gpu.yaml");
+  const topo::ClusterGraph graph(cluster);
+  coll::NcclParams truth = p2p_truth();
+  truth.p2p_ll_per_channel_GBps = 2.0;
+  Measurements all = simulated(graph, truth, "sendrecv");
+  CHECK(fit_nccl_p2p(all, kNoHoldout, graph, "sendrecv").params.p2p_ll_per_channel_GBps ==
+        doctest::Approx(2.0).epsilon(1e-3));
+  Measurements few = all;
+  few.nccl.clear();
+  int ll_kept = 0;
+  for (const NcclPoint& p : all.nccl) {
+    const bool ll = p.bytes <= 512 * 1024;  // 32 per-peer channels x 16 KiB
+    if (ll && ll_kept == 2) continue;
+    ll_kept += ll ? 1 : 0;
+    few.nccl.push_back(p);
+  }
+  REQUIRE(few.nccl.size() == all.nccl.size() - 8);
+  CHECK(fit_nccl_p2p(few, kNoHoldout, graph, "sendrecv").params.p2p_ll_per_channel_GBps ==
+        doctest::Approx(5.18));
 }

@@ -92,32 +92,60 @@ struct FixedLatency {
   double extra_peer_us = 0;
 };
 
+// Fewer points than this leave LL's rate or the fill at the prior: one or two LL points above a
+// host floor fitted LL at 0.05 GB/s per channel.
+constexpr int kMinPointsPerTerm = 4;
+
 // Rows of every point: those the channels pace with their channel regressors, the others (the
 // NVLink paces them, at its known rate) with their link time as a known part; the flags say which
-// points the channels pace.
+// points the channels pace. LL's time and the fill are fitted where enough points carry them
+// (`fit_ll`, `fit_fill` say so on return), else taken at the prior's rates as known parts.
 std::vector<FitRow> channel_bound_rows(const std::vector<P2pPoint>& points, double per_channel_GBps,
                                        double ll_per_channel_ratio, double link_GBps,
                                        const FixedLatency& latency, bool with_fill,
+                                       const coll::NcclParams& prior, bool& fit_ll, bool& fit_fill,
                                        std::vector<bool>& channel_bound) {
-  std::vector<FitRow> rows;
   channel_bound.clear();
+  int ll_points = 0, fill_points = 0;
   for (const P2pPoint& p : points) {
     const bool by_channel =
         (p.channel_kB + p.ll_kB * ll_per_channel_ratio) / per_channel_GBps >= p.link_kB / link_GBps;
     channel_bound.push_back(by_channel);
+    ll_points += by_channel && p.ll_kB > 0 ? 1 : 0;
+    fill_points += p.fill_kB > 0 ? 1 : 0;
+  }
+  fit_ll = ll_points >= kMinPointsPerTerm;
+  fit_fill = with_fill && fill_points >= kMinPointsPerTerm;
+  std::vector<FitRow> rows;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const P2pPoint& p = points[i];
+    const bool by_channel = channel_bound[i];
     // A link-paced point's rate term is known (its link time); its latency and fill are fitted
     // with the others'.
-    const double link_us = by_channel ? 0.0 : p.link_kB / link_GBps;
-    const double channel_kB = by_channel ? p.channel_kB : 0.0;
-    const double ll_kB = by_channel ? p.ll_kB : 0.0;
-    const double fill_kB = with_fill ? p.fill_kB : 0.0;
+    double known = by_channel ? 0.0 : p.link_kB / link_GBps;
+    double channel_kB = by_channel ? p.channel_kB : 0.0;
+    double ll_kB = by_channel ? p.ll_kB : 0.0;
+    double fill_kB = p.fill_kB;
+    if (!fit_ll && ll_kB > 0) {
+      // LL at the prior's rate, or at the Simple rate's share (p2p_ll_data_fraction).
+      if (prior.p2p_ll_per_channel_GBps > 0) {
+        known += ll_kB / prior.p2p_ll_per_channel_GBps;
+      } else {
+        channel_kB += ll_kB * ll_per_channel_ratio;
+      }
+      ll_kB = 0;
+    }
+    if (!fit_fill) {
+      if (with_fill && prior.p2p_fill_GBps > 0) known += fill_kB / prior.p2p_fill_GBps;
+      fill_kB = 0;
+    }
     if (latency.fixed) {
       rows.push_back({{0.0, 0.0, channel_kB, fill_kB, ll_kB},
                       p.t_us,
                       1.0,
-                      latency.base_us + p.extra_peers * latency.extra_peer_us + link_us});
+                      latency.base_us + p.extra_peers * latency.extra_peer_us + known});
     } else {
-      rows.push_back({{1.0, p.extra_peers, channel_kB, fill_kB, ll_kB}, p.t_us, 1.0, link_us});
+      rows.push_back({{1.0, p.extra_peers, channel_kB, fill_kB, ll_kB}, p.t_us, 1.0, known});
     }
   }
   return rows;
@@ -131,14 +159,16 @@ struct ChannelFit {
   // An LL kB's time over a Simple kB's on one channel: 1 / p2p_ll_data_fraction until fitted.
   double ll_ratio = 1.0 / coll::p2p_ll_data_fraction;
   double mean_abs_error = 0;
-  int link_bound = 0;  // points the link paces
+  int link_bound = 0;     // points the link paces
+  bool fit_ll = false;    // LL's rate fitted (else the prior's)
+  bool fit_fill = false;  // the fill fitted (else the prior's, or none)
 };
 
 // `start` gives the per-channel rates the first round's regimes come from; `with_fill` fits the
 // fill too (else it stays 0).
 ChannelFit fit_channels(const std::vector<P2pPoint>& points, const ChannelFit& start,
                         double link_GBps, double base_prior_us, const FixedLatency& latency,
-                        bool with_fill) {
+                        bool with_fill, const coll::NcclParams& prior) {
   // Refit until the set of channel-paced points settles; a flip-flop ends after a fixed number of
   // rounds (the last fit stands).
   ChannelFit out;
@@ -149,8 +179,9 @@ ChannelFit fit_channels(const std::vector<P2pPoint>& points, const ChannelFit& s
   std::vector<bool> regimes;
   std::vector<bool> previous;
   for (int round = 0; round < 16; ++round) {
-    const std::vector<FitRow> rows = channel_bound_rows(points, out.per_channel_GBps, out.ll_ratio,
-                                                        link_GBps, latency, with_fill, regimes);
+    const std::vector<FitRow> rows =
+        channel_bound_rows(points, out.per_channel_GBps, out.ll_ratio, link_GBps, latency,
+                           with_fill, prior, out.fit_ll, out.fit_fill, regimes);
     // Fitted latencies need three points; a fixed one leaves one unknown.
     if ((round > 0 && regimes == previous) || rows.size() < (latency.fixed ? 1u : 3u)) break;
     previous = regimes;
@@ -159,14 +190,22 @@ ChannelFit fit_channels(const std::vector<P2pPoint>& points, const ChannelFit& s
       out.f.coef = {latency.base_us, latency.extra_peer_us, out.f.coef[2], out.f.coef[3],
                     out.f.coef[4]};
     if (out.f.coef[2] > 0) out.per_channel_GBps = 1.0 / out.f.coef[2];
-    if (out.f.coef[2] > 0 && out.f.coef[4] > 0) out.ll_ratio = out.f.coef[4] / out.f.coef[2];
+    if (out.fit_ll && out.f.coef[2] > 0 && out.f.coef[4] > 0) {
+      out.ll_ratio = out.f.coef[4] / out.f.coef[2];
+    } else if (!out.fit_ll && prior.p2p_ll_per_channel_GBps > 0) {
+      out.ll_ratio = out.per_channel_GBps / prior.p2p_ll_per_channel_GBps;
+    }
   }
+  // The fill as the model will charge it: fitted, else the prior's (with_fill), else none.
+  const double fill_us_per_kB =
+      out.fit_fill ? out.f.coef[3]
+                   : (with_fill && prior.p2p_fill_GBps > 0 ? 1.0 / prior.p2p_fill_GBps : 0.0);
   double sum = 0;
   for (const P2pPoint& p : points) {
     const double channel_us = (p.channel_kB + p.ll_kB * out.ll_ratio) / out.per_channel_GBps;
     const double link_us = p.link_kB / link_GBps;
     if (link_us > channel_us) ++out.link_bound;
-    const double t = out.f.coef[0] + p.extra_peers * out.f.coef[1] + p.fill_kB * out.f.coef[3] +
+    const double t = out.f.coef[0] + p.extra_peers * out.f.coef[1] + p.fill_kB * fill_us_per_kB +
                      std::max(channel_us, link_us);
     sum += std::abs(relative_error(t, p.t_us));
   }
@@ -252,8 +291,9 @@ NcclFit fit_nccl_p2p(const Measurements& data, const Split& split, const topo::C
   ChannelFit graph_start;
   graph_start.per_channel_GBps = std::numeric_limits<double>::min();
   auto fit_at = [&](double link) {
-    const ChannelFit plain = fit_channels(points, graph_start, link, base_prior_us, latency, false);
-    return fit_channels(points, plain, link, base_prior_us, latency, true);
+    const ChannelFit plain =
+        fit_channels(points, graph_start, link, base_prior_us, latency, false, prior);
+    return fit_channels(points, plain, link, base_prior_us, latency, true, prior);
   };
   ChannelFit best = fit_at(link_GBps);
   for (int percent = 100; percent >= 50; --percent) {
@@ -273,12 +313,16 @@ NcclFit fit_nccl_p2p(const Measurements& data, const Split& split, const topo::C
   out.params.p2p_nvlink_latency_us = f.coef[0];
   out.params.p2p_extra_peer_latency_us = f.coef[1];
   if (f.coef[2] > 0) out.params.p2p_per_channel_GBps = per_channel_GBps;
-  out.params.p2p_fill_GBps = f.coef[3] > 0 ? 1.0 / f.coef[3] : 0.0;
-  if (f.coef[4] > 0) out.params.p2p_ll_per_channel_GBps = 1.0 / f.coef[4];
+  // Fitted where enough points carry them (else the priors stand): a fitted fill of 0 is none.
+  if (best.fit_fill) out.params.p2p_fill_GBps = f.coef[3] > 0 ? 1.0 / f.coef[3] : 0.0;
+  if (best.fit_ll && f.coef[4] > 0) out.params.p2p_ll_per_channel_GBps = 1.0 / f.coef[4];
   if (best.link_bound > 0) out.p2p_nvlink_efficiency = link_GBps * 1e9 / nvlink.line_Bps;
   // Misaligned sends need enough points of their own; without, the priors stand.
   if (unaligned.size() >= 4) {
-    const auto [channel_GBps, gpu_GBps] = fit_unaligned(unaligned, f.coef[0], f.coef[1], f.coef[3]);
+    const double fill_us_per_kB =
+        out.params.p2p_fill_GBps > 0 ? 1.0 / out.params.p2p_fill_GBps : 0.0;
+    const auto [channel_GBps, gpu_GBps] =
+        fit_unaligned(unaligned, f.coef[0], f.coef[1], fill_us_per_kB);
     out.params.p2p_unaligned_per_channel_GBps = channel_GBps;
     out.params.p2p_unaligned_gpu_GBps = gpu_GBps;
   }
