@@ -230,10 +230,12 @@ NcclParams nccl_params_from_json(const json& j, const JsonLines& lines, const st
   p.p2p_net_chunk_bytes = factor("p2p_net_chunk_bytes");
   p.p2p_ll_threshold_bytes = num("p2p_ll_threshold_bytes", 0, huge, "a size of 0 or more");
   p.p2p_per_channel_GBps = num("p2p_per_channel_GBps", 0, huge, rate);
-  p.p2p_ll_per_channel_GBps = num("p2p_ll_per_channel_GBps", 0, huge, rate);
+  // Absent in files of clustersim before the LL rate and the fill: 0, neither charged.
+  if (r.has("p2p_ll_per_channel_GBps"))
+    p.p2p_ll_per_channel_GBps = num("p2p_ll_per_channel_GBps", 0, huge, rate);
   p.p2p_extra_peer_latency_us = num("p2p_extra_peer_latency_us", 0, kMaxLatencyUs, latency);
   p.p2p_nvlink_latency_us = num("p2p_nvlink_latency_us", 0, kMaxLatencyUs, latency);
-  p.p2p_fill_GBps = num("p2p_fill_GBps", 0, huge, rate);
+  if (r.has("p2p_fill_GBps")) p.p2p_fill_GBps = num("p2p_fill_GBps", 0, huge, rate);
   p.p2p_unaligned_per_channel_GBps = num("p2p_unaligned_per_channel_GBps", 0, huge, rate);
   p.p2p_unaligned_gpu_GBps = num("p2p_unaligned_gpu_GBps", 0, huge, rate);
   fill(r.value("ring_recv_pass_steps"), p.ring_recv_pass_steps, 0, huge, "pass costs of 0 or more");
