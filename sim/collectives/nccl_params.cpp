@@ -159,17 +159,19 @@ NcclParams nccl_priors(GpuArch arch) {
   // Hopper over NVLink: our own calibration, `clustersim fit calibrate/data/h200x4-run3 --timing
   // gated -t topologies/h200-4gpu.yaml` and the same for run4 (GPU-side times, 4 x H200, NCCL
   // 2.28), mean of send/recv and all-to-all over the two runs: the one-peer latency (6.58-6.81
-  // us, where NCCL's rule gives 8.4 + 3.4 = 11.8 us), the latency per further peer (0.25-0.42
-  // us), an LL send's per-channel rate (5.0-5.4 GB/s, where LL's half of the Simple rate would
-  // give 9-10) and the GPU-wide rate of the last chunks' second copy (p2p_fill_us: 395-514 GB/s,
-  // about the H200's 450 GB/s of NVLink each way). tests/calibration/test_ring_priors.cpp refits
-  // them. The Simple per-channel rate (18.3-19.8 GB/s) is not a prior: the graph's speed stands in
-  // for every fabric.
+  // us, where NCCL's rule gives 8.4 + 3.4 = 11.8 us); the latency per further peer (0.25-0.42
+  // us); a Simple send's per-channel copy rate (18.3-19.8 GB/s, where the graph's 30 GB/s per
+  // channel would stand in; the copy is a channel's thread block, so the rate serves sends over
+  // the network too, where the NICs are the slower part); an LL send's (5.0-5.4 GB/s, where half
+  // the Simple rate would give 9-10); the GPU-wide rate of the last chunks' second copy
+  // (p2p_fill_us: 395-514 GB/s, about the H200's 450 GB/s of NVLink each way).
+  // tests/calibration/test_ring_priors.cpp refits them.
   if (arch == GpuArch::hopper) {
     p.p2p_nvlink_latency_us = 6.74;
     p.p2p_extra_peer_latency_us = 0.37;
     p.p2p_ll_per_channel_GBps = 5.18;
     p.p2p_fill_GBps = 457;
+    p.p2p_per_channel_GBps = 19.04;
   }
   // Misaligned all-to-all chunks (p2p_plan.hpp): our own calibration, `clustersim fit
   // calibrate/data/h200x4-a2a-offsets/off1 -t topologies/h200-4gpu.yaml --holdout-sizes none`

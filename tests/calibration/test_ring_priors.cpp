@@ -118,12 +118,12 @@ TEST_CASE("the receive-only pass priors are the mean of the 2- and 4-rank ring f
 
 TEST_CASE("the NVLink send priors are the mean of the gated runs' p2p fits") {
   // Send/recv and all-to-all fitted on runs 3 and 4 as `clustersim fit --timing gated` does
-  // (3 ranks and the odd sizes held out): one-peer latency, latency per further peer, LL's
-  // per-channel rate and the fill's rate.
+  // (3 ranks and the odd sizes held out): one-peer latency, latency per further peer, the Simple
+  // and LL per-channel rates and the fill's rate.
   const topo::Cluster cluster =
       topo::load_cluster(std::string(CLUSTERSIM_SOURCE_DIR) + "/topologies/h200-4gpu.yaml");
   const topo::ClusterGraph graph(cluster);
-  double one_peer_us = 0, extra_peer_us = 0, ll_GBps = 0, fill_GBps = 0;
+  double one_peer_us = 0, extra_peer_us = 0, ll_GBps = 0, fill_GBps = 0, channel_GBps = 0;
   int fits = 0;
   for (const char* run : {"h200x4-run3", "h200x4-run4"}) {
     cal::Measurements m = cal::read_measurements(kData + run);
@@ -136,6 +136,7 @@ TEST_CASE("the NVLink send priors are the mean of the gated runs' p2p fits") {
       extra_peer_us += fit.params.p2p_extra_peer_latency_us;
       ll_GBps += fit.params.p2p_ll_per_channel_GBps;
       fill_GBps += fit.params.p2p_fill_GBps;
+      channel_GBps += fit.params.p2p_per_channel_GBps;
       ++fits;
     }
   }
@@ -146,6 +147,7 @@ TEST_CASE("the NVLink send priors are the mean of the gated runs' p2p fits") {
   // LL's per-channel rate to 0.01 GB/s, the fill's GPU-wide rate to 1 GB/s.
   CHECK(prm.p2p_ll_per_channel_GBps == doctest::Approx(ll_GBps / fits).epsilon(0.002));
   CHECK(prm.p2p_fill_GBps == doctest::Approx(fill_GBps / fits).epsilon(0.002));
+  CHECK(prm.p2p_per_channel_GBps == doctest::Approx(channel_GBps / fits).epsilon(0.002));
 }
 
 TEST_CASE("the misaligned-chunk model follows the 3- and 4-rank offset runs it was not read from") {

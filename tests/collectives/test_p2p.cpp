@@ -77,8 +77,8 @@ TEST_CASE("p2p channel counts follow NCCL's init and enqueue") {
 }
 
 // The tuner's p2p choice on a 12-channel x 30 GB/s ring graph (24 runtime channels): send/recv
-// of 128 MiB on 4 ranks uses 8 channels; the prior per-channel rate is the graph's 30 GB/s, so
-// busBw = 240 GB/s; latency = the Hopper NVLink send latency 6.74, + the extra-peer latency per
+// of 128 MiB on 4 ranks uses 8 channels; the Hopper prior per-channel rate is 19.04 GB/s, so
+// busBw = 152.32 GB/s; latency = the Hopper NVLink send latency 6.74, + the extra-peer latency per
 // peer beyond the first (send/recv on 4 ranks: 2 peers, 1 extra), + the fill of its last chunks:
 // 8 channels x min(16 MiB, 512 KiB) / 457 GB/s = 4194304 / 457e3 = 9.177908 us.
 TEST_CASE("the tuner's p2p choice") {
@@ -92,7 +92,7 @@ TEST_CASE("the tuner's p2p choice") {
   CHECK(c.comm_channels == 24);
   CHECK(c.n_channels == 8);
   CHECK(c.estimate.proto == Proto::simple);
-  CHECK(c.estimate.bus_bw_GBps == doctest::Approx(240.0));
+  CHECK(c.estimate.bus_bw_GBps == doctest::Approx(152.32));
   CHECK(c.estimate.latency_us == doctest::Approx(6.74 + 0.37 + 9.177908));
   prm.p2p_extra_peer_latency_us = 10.0;
   prm.p2p_per_channel_GBps = 20.0;
