@@ -32,8 +32,11 @@ NcclFit fit_nccl(const Measurements& data, const Split& split, const topo::Clust
 // peer's send gets (NCCL's split for the bytes per peer b: S / n alltoall, S sendrecv, capped at
 // its share of the p2p channels) and k the sends sharing a GPU's NVLink port (n - 1 alltoall,
 // 1 sendrecv),
-//   t = latency + [peers > 1] * multi + b * max(1 / (c * perChannel), k / (NVLink x eff)),
-// each point in the regime its current estimate puts it, refitted until no point changes regime,
+//   t = latency + [peers > 1] * multi + fill + b * max(1 / (c * perChannel), k / (NVLink x eff)),
+// perChannel LL's own rate for LL sends, fill = the GPU's last Simple chunks over the fill rate
+// (collectives/p2p_plan.hpp p2p_fill_us; each of the two from four points or more, else the
+// prior's), each point in the regime its current estimate puts it, refitted until no point
+// changes regime (first without the fill, then with it),
 // for each NVLink efficiency from 100 % down to 50 % of the line rate (and the topology's own);
 // the one with the least mean |relative error| stands (p2p_nvlink_efficiency, set when some
 // point is link-paced). Misaligned Simple all-to-all points are left out of that and, given 4 or
