@@ -18,4 +18,15 @@ int ring_link_steps(Op op, int n_ranks);
 // do one pass per chunk, so no pass is extra. 1 for other ops.
 double ring_pass_factor(Op op, Proto proto, int n_ranks, const NcclParams& params);
 
+// A Simple broadcast / reduce chain's step: NCCL's 4 MiB Simple buffer over NCCL_STEPS 8 slots
+// (BROADCAST_CHUNKSTEPS = REDUCE_CHUNKSTEPS = 1, so a chunk is one step).
+inline constexpr double chain_chunk_bytes = 4.0 * 1024 * 1024 / 8;
+
+// The chain's fill, us: each channel passes its part (bytes / channels) along the chain one
+// chunk at a time, and the last chunk's final copy on the last rank has nothing left to overlap;
+// every channel makes it at the same moment, at one GPU-wide rate `fill_GBps`
+// (NcclParams::chain_fill_GBps): channels x min(part, chain_chunk_bytes) / fill_GBps. Simple on
+// one server only; 0 for other ops and protocols, across servers, or without the figure.
+double chain_fill_us(Op op, Proto proto, double bytes, int channels, int n_nodes, double fill_GBps);
+
 }  // namespace cs::coll

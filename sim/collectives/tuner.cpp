@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "collectives/p2p_plan.hpp"
+#include "collectives/ring_passes.hpp"
 #include "collectives/transport.hpp"
 #include "core/error.hpp"
 
@@ -228,7 +229,9 @@ void retime(TunerChoice& c, const CommShape& shape, Op op, double bytes, const N
   only.proto_mask = 1u << index_of(c.estimate.proto);
   const std::vector<Estimate> timed = estimates(shape, op, bytes, params, only, false);
   if (!timed.empty()) c.estimate = timed.front();
-  c.run_latency_us = run_latency_us(shape, op, c, params);
+  c.run_latency_us = run_latency_us(shape, op, c, params) +
+                     chain_fill_us(op, c.estimate.proto, bytes, c.n_channels, shape.n_nodes,
+                                   params.chain_fill_GBps);
 }
 
 }  // namespace

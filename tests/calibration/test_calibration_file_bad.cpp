@@ -241,17 +241,19 @@ TEST_CASE("fit and validate: bad data, topology and holdout flags exit 2 with on
 
 }  // namespace
 
-// A file written before the p2p LL rate and the fill were fitted has neither key: it still reads,
-// with both 0 (neither charged), and a negative one is refused like any rate.
-TEST_CASE("a calibration without the p2p LL rate and fill reads as none") {
+// A file written before the p2p LL rate and the p2p and chain fills were fitted has none of their
+// keys: it still reads, with each 0 (not charged), and a negative one is refused like any rate.
+TEST_CASE("a calibration without the p2p LL rate and the fills reads as none") {
   const std::string older = edited([](nlohmann::json& j) {
     for (auto* fits : {&j["nccl"], &j["nccl_by_op"][0]}) {
       (*fits)["params"].erase("p2p_ll_per_channel_GBps");
       (*fits)["params"].erase("p2p_fill_GBps");
+      (*fits)["params"].erase("chain_fill_GBps");
     }
   });
   const Calibration c = parse_calibration(older, "c.json");
   CHECK(c.nccl.params.p2p_fill_GBps == 0);
+  CHECK(c.nccl.params.chain_fill_GBps == 0);
   CHECK(c.nccl.params.p2p_ll_per_channel_GBps == 0);
   const std::string negative =
       edited([](nlohmann::json& j) { j["nccl"]["params"]["p2p_fill_GBps"] = -1; });

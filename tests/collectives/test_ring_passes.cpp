@@ -40,8 +40,31 @@ TEST_CASE("the receive-only pass slows a ring all-gather's channels, not a broad
   CHECK(simulate_alone(comm, call, Fidelity::flow).time_us() ==
         doctest::Approx(18.6 + 9e8 * 3.47 / 3 / 360e9 * 1e6).epsilon(1e-6));
   // Broadcast from rank 0: the chain carries 1.2e9 B at the full 360 GB/s -> 3333.33 us; latency
-  // 8.4 + 4 x 3.4 = 22.0 us.
+  // 8.4 + 4 x 3.4 = 22.0 us (no chain fill in the priors).
   call.op = Op::broadcast;
   CHECK(simulate_alone(comm, call, Fidelity::flow).time_us() ==
         doctest::Approx(22.0 + 1.2e9 / 360e9 * 1e6).epsilon(1e-6));
+  // With a calibrated chain fill of 834 GB/s: + 24 channels' last 512 KiB chunks = 12582912 /
+  // 834e3 = 15.087424 us.
+  NcclParams filled = prm;
+  filled.chain_fill_GBps = 834;
+  Communicator with_fill(graph, {0, 1, 2, 3}, filled);
+  CHECK(simulate_alone(with_fill, call, Fidelity::flow).time_us() ==
+        doctest::Approx(22.0 + 15.087424 + 1.2e9 / 360e9 * 1e6).epsilon(1e-6));
+}
+
+// The chain's fill (ring_passes.hpp), by hand at 834 GB/s (a calibrated figure): 2 MiB on 24 channels
+// is 87381 B per channel, all of it the last chunk: 2097152 / 834e3 = 2.514571 us; 64 MiB on 24:
+// parts of 2.67 MiB, last chunks 512 KiB: 24 x 524288 / 834e3 = 15.087424 us. Nothing for
+// all-gather, LL, two servers or no figure.
+TEST_CASE("a broadcast chain's last chunks add the fill") {
+  const double mib = 1024.0 * 1024;
+  CHECK(chain_fill_us(Op::broadcast, Proto::simple, 2 * mib, 24, 1, 834) ==
+        doctest::Approx(2.514571));
+  CHECK(chain_fill_us(Op::reduce, Proto::simple, 64 * mib, 24, 1, 834) ==
+        doctest::Approx(15.087424));
+  CHECK(chain_fill_us(Op::all_gather, Proto::simple, 64 * mib, 24, 1, 834) == 0);
+  CHECK(chain_fill_us(Op::broadcast, Proto::ll, 64 * mib, 24, 1, 834) == 0);
+  CHECK(chain_fill_us(Op::broadcast, Proto::simple, 64 * mib, 24, 2, 834) == 0);
+  CHECK(chain_fill_us(Op::broadcast, Proto::simple, 64 * mib, 24, 1, 0) == 0);
 }

@@ -10,6 +10,7 @@
 #include "calibration/fit/fit_least_squares.hpp"
 #include "calibration/predict/predictor.hpp"
 #include "collectives/comm_layout.hpp"
+#include "collectives/ring_passes.hpp"
 #include "collectives/tuner.hpp"
 
 namespace cs::cal {
@@ -58,7 +59,7 @@ Shapes shapes_for(const topo::ClusterGraph& graph, const std::vector<int>& count
 using FloorsByOp = std::map<std::string, HostFloors>;
 std::vector<FitRow> rows_for(const Measurements& data, const Split& split, const std::string& only,
                              Algo algo, Proto proto, Predictor& simulator, const FloorsByOp& floors,
-                             bool fixed_latency) {
+                             bool fixed_latency, double simulator_fill_GBps) {
   std::vector<FitRow> rows;
   for (const NcclPoint& p : data.nccl) {
     if (!only.empty() && p.op != only) continue;
@@ -84,12 +85,18 @@ std::vector<FitRow> rows_for(const Measurements& data, const Split& split, const
     if (r.choice.p2p || e.algo != algo || e.proto != proto || !(e.bus_bw_GBps > 0)) continue;
     const double latency_us = r.choice.run_latency_us;
     const double bandwidth_us = std::max(r.time_us() - latency_us, 0.0);
+    // A chain's fill is fitted on its own (its kB at 1 GB/s), apart from the latency.
+    const double fill_kB = coll::chain_fill_us(*op, proto, p.bytes, r.choice.n_channels, 1, 1.0);
+    const double latency_less_fill =
+        latency_us -
+        coll::chain_fill_us(*op, proto, p.bytes, r.choice.n_channels, 1, simulator_fill_GBps);
     if (fixed_latency) {
-      rows.push_back({{0.0, 0.0, bandwidth_us * e.bus_bw_GBps}, p.time_us, 1.0, latency_us});
+      rows.push_back(
+          {{0.0, 0.0, bandwidth_us * e.bus_bw_GBps, fill_kB}, p.time_us, 1.0, latency_less_fill});
       continue;
     }
     rows.push_back({{1.0, static_cast<double>(latency_steps(*op, algo, p.n_ranks)),
-                     bandwidth_us * e.bus_bw_GBps},
+                     bandwidth_us * e.bus_bw_GBps, fill_kB},
                     p.time_us});
   }
   return rows;
@@ -124,10 +131,23 @@ double nvlink_figure_for(double bus_GBps, const topo::ClusterGraph& graph, int n
   return best;
 }
 
+// Whether enough rows carry a chain fill to fit it (four or more). If not, their fill is taken at
+// the prior's rate as a known part and the column goes.
+bool fit_fill(std::vector<FitRow>& rows, double prior_fill_GBps) {
+  const auto carrying =
+      std::count_if(rows.begin(), rows.end(), [](const FitRow& r) { return r.x[3] > 0; });
+  if (carrying >= 4) return true;
+  for (FitRow& r : rows) {
+    if (prior_fill_GBps > 0) r.known += r.x[3] / prior_fill_GBps;
+    r.x[3] = 0;
+  }
+  return false;
+}
+
 // Whether every row crosses the same number of latency steps: then base and per-hop latency
 // cannot be told apart.
 bool one_step_count(const std::vector<FitRow>& rows) {
-  return !rows.empty() && rows.front().x.size() == 3 &&
+  return !rows.empty() && rows.front().x.size() == 4 &&
          std::all_of(rows.begin(), rows.end(),
                      [&](const FitRow& r) { return r.x[1] == rows.front().x[1]; });
 }
@@ -137,10 +157,11 @@ bool one_step_count(const std::vector<FitRow>& rows) {
 // that count mix up their own differences), so another count keeps NCCL's per-hop figure
 // (fitting both made the 2-rank fits 12-15% off at 3-4 ranks below 1 MiB).
 NcclConfigFit fit_config_prior_hop(std::vector<FitRow> rows, Algo algo, Proto proto,
-                                   double prior_hop_us) {
+                                   double prior_hop_us, double prior_fill_GBps) {
+  const bool fill = fit_fill(rows, prior_fill_GBps);
   for (FitRow& r : rows) {
     r.known += prior_hop_us * r.x[1];
-    r.x = {r.x[0], r.x[2]};
+    r.x = {r.x[0], r.x[2], r.x[3]};
   }
   const LinearFit f = fit_relative_robust(rows);
   NcclConfigFit out;
@@ -149,13 +170,15 @@ NcclConfigFit fit_config_prior_hop(std::vector<FitRow> rows, Algo algo, Proto pr
   out.base_us = f.coef[0];
   out.hop_us = prior_hop_us;
   out.bus_GBps = f.coef[1] > 0 ? 1.0 / f.coef[1] : 0.0;
+  if (fill) out.chain_fill_GBps = f.coef[2] > 0 ? 1.0 / f.coef[2] : 0.0;
   out.points = f.points;
   out.rms_rel_error = f.rms_rel_error;
   out.max_rel_error = f.max_rel_error;
   return out;
 }
 
-NcclConfigFit fit_config(const std::vector<FitRow>& rows, Algo algo, Proto proto) {
+NcclConfigFit fit_config(std::vector<FitRow> rows, Algo algo, Proto proto, double prior_fill_GBps) {
+  const bool fill = fit_fill(rows, prior_fill_GBps);
   const LinearFit f = fit_relative_robust(rows);
   NcclConfigFit out;
   out.algo = algo;
@@ -163,6 +186,7 @@ NcclConfigFit fit_config(const std::vector<FitRow>& rows, Algo algo, Proto proto
   out.base_us = f.coef[0];
   out.hop_us = f.coef[1];
   out.bus_GBps = f.coef[2] > 0 ? 1.0 / f.coef[2] : 0.0;  // coefficient of B * busBw
+  if (fill) out.chain_fill_GBps = f.coef[3] > 0 ? 1.0 / f.coef[3] : 0.0;
   out.points = f.points;
   out.rms_rel_error = f.rms_rel_error;
   out.max_rel_error = f.max_rel_error;
@@ -175,6 +199,7 @@ void apply_config(const NcclConfigFit& f, const coll::CommShape& shape, coll::Nc
   const int q = coll::index_of(f.proto);
   p.base_latency_us[a][q] = f.base_us;
   p.hop_latency_us[coll::index_of(shape.intra)][a][q] = f.hop_us;
+  if (f.chain_fill_GBps >= 0) p.chain_fill_GBps = f.chain_fill_GBps;
   if (!(f.bus_GBps > 0)) return;
   const double nch = shape.ring.n_channels;
   const double raw = nch * shape.ring.bw_intra_GBps;
@@ -272,10 +297,10 @@ NcclFit fit_nccl(const Measurements& data, const Split& split, const topo::Clust
   coll::NcclParams params = out.params;
   for (int pass = 0; pass < 2; ++pass) {
     Predictor simulator(graph.cluster(), params);
-    const auto rows =
-        rows_for(data, split, op, Algo::ring, Proto::simple, simulator, floors, fixed_latency);
+    const auto rows = rows_for(data, split, op, Algo::ring, Proto::simple, simulator, floors,
+                               fixed_latency, params.chain_fill_GBps);
     if (rows.empty()) break;
-    const NcclConfigFit f = fit_config(rows, Algo::ring, Proto::simple);
+    const NcclConfigFit f = fit_config(rows, Algo::ring, Proto::simple, params.chain_fill_GBps);
     if (f.bus_GBps > 0)
       params.nvlink_per_link_GBps = nvlink_figure_for(f.bus_GBps, graph, largest_training, params);
   }
@@ -292,13 +317,15 @@ NcclFit fit_nccl(const Measurements& data, const Split& split, const topo::Clust
   Predictor simulator(graph.cluster(), params);
   fitted.source = "calibrated (" + (op.empty() ? std::string("every op") : op) + ")";
   for (const auto& [algo, proto] : order) {
-    const auto rows = rows_for(data, split, op, algo, proto, simulator, floors, fixed_latency);
+    const auto rows = rows_for(data, split, op, algo, proto, simulator, floors, fixed_latency,
+                               params.chain_fill_GBps);
     if (rows.size() < 3) continue;
     const double prior_hop = params.hop_latency_us[coll::index_of(reference.intra)]
                                                   [coll::index_of(algo)][coll::index_of(proto)];
-    NcclConfigFit f = !fixed_latency && (training_counts == 1 || one_step_count(rows))
-                          ? fit_config_prior_hop(rows, algo, proto, prior_hop)
-                          : fit_config(rows, algo, proto);
+    NcclConfigFit f =
+        !fixed_latency && (training_counts == 1 || one_step_count(rows))
+            ? fit_config_prior_hop(rows, algo, proto, prior_hop, params.chain_fill_GBps)
+            : fit_config(rows, algo, proto, params.chain_fill_GBps);
     if (fixed_latency) {
       f.base_us = params.base_latency_us[coll::index_of(algo)][coll::index_of(proto)];
       f.hop_us = params.hop_latency_us[coll::index_of(reference.intra)][coll::index_of(algo)]
