@@ -53,9 +53,9 @@ TEST_CASE("the receive-only pass slows a ring all-gather's channels, not a broad
         doctest::Approx(22.0 + 15.087424 + 1.2e9 / 360e9 * 1e6).epsilon(1e-6));
 }
 
-// The chain's fill (ring_passes.hpp), by hand at 834 GB/s (a calibrated figure): 2 MiB on 24 channels
-// is 87381 B per channel, all of it the last chunk: 2097152 / 834e3 = 2.514571 us; 64 MiB on 24:
-// parts of 2.67 MiB, last chunks 512 KiB: 24 x 524288 / 834e3 = 15.087424 us. Nothing for
+// The chain's fill (ring_passes.hpp), by hand at 834 GB/s (a calibrated figure): 2 MiB on 24
+// channels is 87381 B per channel, all of it the last chunk: 2097152 / 834e3 = 2.514571 us; 64 MiB
+// on 24: parts of 2.67 MiB, last chunks 512 KiB: 24 x 524288 / 834e3 = 15.087424 us. Nothing for
 // all-gather, LL, two servers or no figure.
 TEST_CASE("a broadcast chain's last chunks add the fill") {
   const double mib = 1024.0 * 1024;
