@@ -210,10 +210,11 @@ NcclParams nccl_priors(GpuArch arch) {
   // Simple 0.41-0.53, LL128 0.41-0.50, LL 0.57-0.67. The same pass read off the 1 GiB busbw alone
   // (against a broadcast chain's) gave Simple 0.24 and LL128 0.21, which left 2-rank rings 10-15 %
   // fast and 4-rank ones 10-16 % slow at 32 MiB - 1 GiB. Hopper only; other generations keep 0.
-  // A Simple broadcast / reduce chain's fill (ring_passes.hpp chain_fill_us) has no prior: a
-  // calibration fits it beside the chain's bandwidth (the gated broadcast fits of runs 3-5 find
-  // 795-866 GB/s), and added to NCCL's own bandwidth figure, which already meets the broadcast
-  // runs within 2-7 %, it would only make the uncalibrated time slower than measured.
+  // The fill of a Simple ring's or chain's last slices (ring_passes.hpp ring_fill_us) has no
+  // prior: a calibration fits it beside the ring's bandwidth, per collective (the gated fits of
+  // runs 3-5: all-gather 500-624, all-reduce 617-706, reduce-scatter 571-612, broadcast 795-866
+  // GB/s), and added to NCCL's own bandwidth figures, which the uncalibrated model runs at, it
+  // made the uncalibrated broadcast 8 % slow where it had been within 2-7 %.
   if (arch == GpuArch::hopper) {
     p.ring_recv_pass_steps[index_of(Proto::ll)] = 0.62;
     p.ring_recv_pass_steps[index_of(Proto::ll128)] = 0.46;

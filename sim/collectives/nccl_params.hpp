@@ -111,9 +111,9 @@ struct NcclParams {
   // Ring all-gather, reduce-scatter and all-reduce: each loop of a channel ends with a pass that
   // only receives (collectives/ring_passes.hpp). Its cost in link steps, per protocol; 0 = free.
   double ring_recv_pass_steps[kProtoCount] = {0.0, 0.0, 0.0};
-  // The GPU-wide rate of a Simple broadcast / reduce chain's last chunks' final copy on one
-  // server, GB/s (collectives/ring_passes.hpp chain_fill_us); 0: no fill charged.
-  double chain_fill_GBps = 0;
+  // The GPU-wide rate of the final copy of a Simple ring's or chain's last slices on one server,
+  // GB/s (collectives/ring_passes.hpp ring_fill_us); 0: no fill charged.
+  double ring_fill_GBps = 0;
 
   // Channels shrink while bytes < nChannels * nThreads * threshold (threshold x nRanks for ring
   // LL).

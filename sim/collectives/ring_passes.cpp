@@ -24,13 +24,19 @@ double ring_pass_factor(Op op, Proto proto, int n_ranks, const NcclParams& param
   return (steps + params.ring_recv_pass_steps[index_of(proto)]) / steps;
 }
 
-double chain_fill_us(Op op, Proto proto, double bytes, int channels, int n_nodes,
-                     double fill_GBps) {
-  if (op != Op::broadcast && op != Op::reduce) return 0;
-  if (proto != Proto::simple || n_nodes > 1 || channels < 1) return 0;
+double ring_last_slice_bytes(Op op, double bytes, int n_ranks, int channels) {
+  if (channels < 1 || n_ranks < 1) return 0;
+  if (op == Op::broadcast || op == Op::reduce) return std::min(bytes / channels, chain_chunk_bytes);
+  const double b = bytes / n_ranks / channels;
+  return std::min(b, std::max(std::min(b, ring_chunk_bytes) / 2, ring_min_slice_bytes));
+}
+
+double ring_fill_us(Op op, Algo algo, Proto proto, double bytes, int n_ranks, int channels,
+                    int n_nodes, double fill_GBps) {
+  if (algo != Algo::ring || proto != Proto::simple || n_nodes > 1 || channels < 1) return 0;
   if (!(fill_GBps > 0) || !(bytes > 0)) return 0;
-  const double last_chunk = std::min(bytes / channels, chain_chunk_bytes);
-  return channels * last_chunk / (fill_GBps * 1e3);
+  if (op != Op::broadcast && op != Op::reduce && ring_link_steps(op, n_ranks) == 0) return 0;
+  return channels * ring_last_slice_bytes(op, bytes, n_ranks, channels) / (fill_GBps * 1e3);
 }
 
 }  // namespace cs::coll

@@ -19,14 +19,27 @@ int ring_link_steps(Op op, int n_ranks);
 double ring_pass_factor(Op op, Proto proto, int n_ranks, const NcclParams& params);
 
 // A Simple broadcast / reduce chain's step: NCCL's 4 MiB Simple buffer over NCCL_STEPS 8 slots
-// (BROADCAST_CHUNKSTEPS = REDUCE_CHUNKSTEPS = 1, so a chunk is one step).
+// (BROADCAST_CHUNKSTEPS = REDUCE_CHUNKSTEPS = 1, so a chunk is one step and one slice).
 inline constexpr double chain_chunk_bytes = 4.0 * 1024 * 1024 / 8;
+// A Simple ring loop's chunk (ALLREDUCE / ALLGATHER / REDUCESCATTER_CHUNKSTEPS 4 steps) and the
+// smallest slice prims_simple.h cuts it into (its slice, 2 steps, over 32).
+inline constexpr double ring_chunk_bytes = 4 * chain_chunk_bytes;
+inline constexpr double ring_min_slice_bytes = 2 * chain_chunk_bytes / 32;
 
-// The chain's fill, us: each channel passes its part (bytes / channels) along the chain one
-// chunk at a time, and the last chunk's final copy on the last rank has nothing left to overlap;
-// every channel makes it at the same moment, at one GPU-wide rate `fill_GBps`
-// (NcclParams::chain_fill_GBps): channels x min(part, chain_chunk_bytes) / fill_GBps. Simple on
-// one server only; 0 for other ops and protocols, across servers, or without the figure.
-double chain_fill_us(Op op, Proto proto, double bytes, int channels, int n_nodes, double fill_GBps);
+// The last slice a channel moves on one step, bytes. A chain (broadcast, reduce): its part
+// (bytes / channels) one chunk at a time, min(part, chain_chunk_bytes). A ring (all-gather,
+// reduce-scatter, all-reduce), per step the channel's share of one rank's chunk, b = bytes / n /
+// channels, in the two slices prims_simple.h cuts a loop's chunk into: min(b, max(min(b,
+// ring_chunk_bytes) / 2, ring_min_slice_bytes)).
+double ring_last_slice_bytes(Op op, double bytes, int n_ranks, int channels);
+
+// The pipeline's fill, us: a ring or chain moves each channel's data slice by slice through
+// NCCL's buffers, each slice's copies overlapping the next slice's; the last slice's final copy
+// on the last rank has nothing left to overlap, and every channel makes it at the same moment,
+// at one GPU-wide rate `fill_GBps` (NcclParams::ring_fill_GBps):
+//   channels x ring_last_slice_bytes / fill_GBps.
+// Ring algorithm, Simple, one server; 0 otherwise, or without the figure.
+double ring_fill_us(Op op, Algo algo, Proto proto, double bytes, int n_ranks, int channels,
+                    int n_nodes, double fill_GBps);
 
 }  // namespace cs::coll

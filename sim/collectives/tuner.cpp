@@ -230,8 +230,8 @@ void retime(TunerChoice& c, const CommShape& shape, Op op, double bytes, const N
   const std::vector<Estimate> timed = estimates(shape, op, bytes, params, only, false);
   if (!timed.empty()) c.estimate = timed.front();
   c.run_latency_us = run_latency_us(shape, op, c, params) +
-                     chain_fill_us(op, c.estimate.proto, bytes, c.n_channels, shape.n_nodes,
-                                   params.chain_fill_GBps);
+                     ring_fill_us(op, c.estimate.algo, c.estimate.proto, bytes, shape.n_ranks,
+                                  c.n_channels, shape.n_nodes, params.ring_fill_GBps);
 }
 
 }  // namespace

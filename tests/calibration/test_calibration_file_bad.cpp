@@ -248,12 +248,12 @@ TEST_CASE("a calibration without the p2p LL rate and the fills reads as none") {
     for (auto* fits : {&j["nccl"], &j["nccl_by_op"][0]}) {
       (*fits)["params"].erase("p2p_ll_per_channel_GBps");
       (*fits)["params"].erase("p2p_fill_GBps");
-      (*fits)["params"].erase("chain_fill_GBps");
+      (*fits)["params"].erase("ring_fill_GBps");
     }
   });
   const Calibration c = parse_calibration(older, "c.json");
   CHECK(c.nccl.params.p2p_fill_GBps == 0);
-  CHECK(c.nccl.params.chain_fill_GBps == 0);
+  CHECK(c.nccl.params.ring_fill_GBps == 0);
   CHECK(c.nccl.params.p2p_ll_per_channel_GBps == 0);
   const std::string negative =
       edited([](nlohmann::json& j) { j["nccl"]["params"]["p2p_fill_GBps"] = -1; });

@@ -47,24 +47,38 @@ TEST_CASE("the receive-only pass slows a ring all-gather's channels, not a broad
   // With a calibrated chain fill of 834 GB/s: + 24 channels' last 512 KiB chunks = 12582912 /
   // 834e3 = 15.087424 us.
   NcclParams filled = prm;
-  filled.chain_fill_GBps = 834;
+  filled.ring_fill_GBps = 834;
   Communicator with_fill(graph, {0, 1, 2, 3}, filled);
   CHECK(simulate_alone(with_fill, call, Fidelity::flow).time_us() ==
         doctest::Approx(22.0 + 15.087424 + 1.2e9 / 360e9 * 1e6).epsilon(1e-6));
 }
 
-// The chain's fill (ring_passes.hpp), by hand at 834 GB/s (a calibrated figure): 2 MiB on 24
-// channels is 87381 B per channel, all of it the last chunk: 2097152 / 834e3 = 2.514571 us; 64 MiB
-// on 24: parts of 2.67 MiB, last chunks 512 KiB: 24 x 524288 / 834e3 = 15.087424 us. Nothing for
-// all-gather, LL, two servers or no figure.
-TEST_CASE("a broadcast chain's last chunks add the fill") {
+// The fill (ring_passes.hpp), by hand at 834 GB/s (a calibrated figure).
+//   Broadcast, 2 MiB on 24 channels: 87381 B per channel, all of it the last chunk: 2097152 /
+//   834e3 = 2.514571 us; 64 MiB: parts of 2.67 MiB, last chunks 512 KiB: 24 x 524288 / 834e3 =
+//   15.087424 us.
+//   All-gather on 4 ranks, 24 channels: 4 MiB is b = 43690.67 B per channel and step, cut in two
+//   slices of max(b / 2, 32 KiB) = 32 KiB: 24 x 32768 / 834e3 = 0.942964 us; 64 MiB: b = 699050.67,
+//   slices of 349525.33: 24 x 349525.33 / 834e3 = 10.058273 us; 1 GiB: b = 11184810.67, a loop's
+//   chunk 2 MiB in slices of 1 MiB: 24 x 1048576 / 834e3 = 30.174849 us.
+//   Nothing for Tree, LL, two servers, a 1-rank "ring" or no figure.
+TEST_CASE("a ring's or chain's last slices add the fill") {
   const double mib = 1024.0 * 1024;
-  CHECK(chain_fill_us(Op::broadcast, Proto::simple, 2 * mib, 24, 1, 834) ==
+  const Algo ring = Algo::ring;
+  const Proto simple = Proto::simple;
+  CHECK(ring_fill_us(Op::broadcast, ring, simple, 2 * mib, 4, 24, 1, 834) ==
         doctest::Approx(2.514571));
-  CHECK(chain_fill_us(Op::reduce, Proto::simple, 64 * mib, 24, 1, 834) ==
+  CHECK(ring_fill_us(Op::reduce, ring, simple, 64 * mib, 4, 24, 1, 834) ==
         doctest::Approx(15.087424));
-  CHECK(chain_fill_us(Op::all_gather, Proto::simple, 64 * mib, 24, 1, 834) == 0);
-  CHECK(chain_fill_us(Op::broadcast, Proto::ll, 64 * mib, 24, 1, 834) == 0);
-  CHECK(chain_fill_us(Op::broadcast, Proto::simple, 64 * mib, 24, 2, 834) == 0);
-  CHECK(chain_fill_us(Op::broadcast, Proto::simple, 64 * mib, 24, 1, 0) == 0);
+  CHECK(ring_fill_us(Op::all_gather, ring, simple, 4 * mib, 4, 24, 1, 834) ==
+        doctest::Approx(0.942964));
+  CHECK(ring_fill_us(Op::all_gather, ring, simple, 64 * mib, 4, 24, 1, 834) ==
+        doctest::Approx(10.058273));
+  CHECK(ring_fill_us(Op::all_reduce, ring, simple, 1024 * mib, 4, 24, 1, 834) ==
+        doctest::Approx(30.174849));
+  CHECK(ring_fill_us(Op::all_reduce, Algo::tree, simple, 64 * mib, 4, 24, 1, 834) == 0);
+  CHECK(ring_fill_us(Op::broadcast, ring, Proto::ll, 64 * mib, 4, 24, 1, 834) == 0);
+  CHECK(ring_fill_us(Op::broadcast, ring, simple, 64 * mib, 16, 24, 2, 834) == 0);
+  CHECK(ring_fill_us(Op::all_gather, ring, simple, 64 * mib, 1, 24, 1, 834) == 0);
+  CHECK(ring_fill_us(Op::broadcast, ring, simple, 64 * mib, 4, 24, 1, 0) == 0);
 }

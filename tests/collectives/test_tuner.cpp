@@ -225,7 +225,7 @@ TEST_CASE("broadcast: NCCL charges its ring one hop, the run pays every hop of t
   // A calibrated chain fill (834 GB/s) adds its last chunks, channels x min(2 MiB / channels,
   // 512 KiB) = 2 MiB: 2.514571 us; the choice does not move.
   NcclParams filled = prm;
-  filled.chain_fill_GBps = 834;
+  filled.ring_fill_GBps = 834;
   const TunerChoice timed = choose(s, Op::broadcast, 2097152, filled, TunerOptions{});
   CHECK(timed.estimate.proto == Proto::simple);
   CHECK(timed.run_latency_us == doctest::Approx(22.0 + 2.514571));

@@ -106,7 +106,7 @@ json nccl_params_json(const NcclParams& p) {
   j["p2p_unaligned_per_channel_GBps"] = p.p2p_unaligned_per_channel_GBps;
   j["p2p_unaligned_gpu_GBps"] = p.p2p_unaligned_gpu_GBps;
   j["ring_recv_pass_steps"] = row(p.ring_recv_pass_steps);
-  j["chain_fill_GBps"] = p.chain_fill_GBps;
+  j["ring_fill_GBps"] = p.ring_fill_GBps;
   j["ring_misaligned_slowdown"] = {row(p.ring_misaligned_slowdown[0]),
                                    row(p.ring_misaligned_slowdown[1])};
   return j;
@@ -163,7 +163,7 @@ NcclParams nccl_params_from_json(const json& j, const JsonLines& lines, const st
           "p2p_unaligned_per_channel_GBps",
           "p2p_unaligned_gpu_GBps",
           "ring_recv_pass_steps",
-          "chain_fill_GBps",
+          "ring_fill_GBps",
           "ring_misaligned_slowdown"});
   const double huge = std::numeric_limits<double>::max();
   const char* const latency = "a latency of 0 to 1e6 us";
@@ -241,7 +241,7 @@ NcclParams nccl_params_from_json(const json& j, const JsonLines& lines, const st
   p.p2p_unaligned_per_channel_GBps = num("p2p_unaligned_per_channel_GBps", 0, huge, rate);
   p.p2p_unaligned_gpu_GBps = num("p2p_unaligned_gpu_GBps", 0, huge, rate);
   fill(r.value("ring_recv_pass_steps"), p.ring_recv_pass_steps, 0, huge, "pass costs of 0 or more");
-  if (r.has("chain_fill_GBps")) p.chain_fill_GBps = num("chain_fill_GBps", 0, huge, rate);
+  if (r.has("ring_fill_GBps")) p.ring_fill_GBps = num("ring_fill_GBps", 0, huge, rate);
   fill2(r.value("ring_misaligned_slowdown"), p.ring_misaligned_slowdown, 1, huge,
         "factors of at least 1");
   return p;

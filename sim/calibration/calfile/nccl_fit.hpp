@@ -21,7 +21,7 @@ struct NcclConfigFit {
   double bus_GBps = 0;
   // Ring Simple: the chain fill's rate the fit found (collectives/ring_passes.hpp); < 0: not
   // fitted, the prior stands. Not written to the file: the parameters carry it.
-  double chain_fill_GBps = -1;
+  double ring_fill_GBps = -1;
   int points = 0;  // training points
   double rms_rel_error = 0;
   double max_rel_error = 0;

@@ -85,11 +85,12 @@ std::vector<FitRow> rows_for(const Measurements& data, const Split& split, const
     if (r.choice.p2p || e.algo != algo || e.proto != proto || !(e.bus_bw_GBps > 0)) continue;
     const double latency_us = r.choice.run_latency_us;
     const double bandwidth_us = std::max(r.time_us() - latency_us, 0.0);
-    // A chain's fill is fitted on its own (its kB at 1 GB/s), apart from the latency.
-    const double fill_kB = coll::chain_fill_us(*op, proto, p.bytes, r.choice.n_channels, 1, 1.0);
-    const double latency_less_fill =
-        latency_us -
-        coll::chain_fill_us(*op, proto, p.bytes, r.choice.n_channels, 1, simulator_fill_GBps);
+    // A ring's fill is fitted on its own (its kB at 1 GB/s), apart from the latency.
+    auto fill_us = [&](double rate) {
+      return coll::ring_fill_us(*op, algo, proto, p.bytes, p.n_ranks, r.choice.n_channels, 1, rate);
+    };
+    const double fill_kB = fill_us(1.0);
+    const double latency_less_fill = latency_us - fill_us(simulator_fill_GBps);
     if (fixed_latency) {
       rows.push_back(
           {{0.0, 0.0, bandwidth_us * e.bus_bw_GBps, fill_kB}, p.time_us, 1.0, latency_less_fill});
@@ -170,7 +171,7 @@ NcclConfigFit fit_config_prior_hop(std::vector<FitRow> rows, Algo algo, Proto pr
   out.base_us = f.coef[0];
   out.hop_us = prior_hop_us;
   out.bus_GBps = f.coef[1] > 0 ? 1.0 / f.coef[1] : 0.0;
-  if (fill) out.chain_fill_GBps = f.coef[2] > 0 ? 1.0 / f.coef[2] : 0.0;
+  if (fill) out.ring_fill_GBps = f.coef[2] > 0 ? 1.0 / f.coef[2] : 0.0;
   out.points = f.points;
   out.rms_rel_error = f.rms_rel_error;
   out.max_rel_error = f.max_rel_error;
@@ -186,7 +187,7 @@ NcclConfigFit fit_config(std::vector<FitRow> rows, Algo algo, Proto proto, doubl
   out.base_us = f.coef[0];
   out.hop_us = f.coef[1];
   out.bus_GBps = f.coef[2] > 0 ? 1.0 / f.coef[2] : 0.0;  // coefficient of B * busBw
-  if (fill) out.chain_fill_GBps = f.coef[3] > 0 ? 1.0 / f.coef[3] : 0.0;
+  if (fill) out.ring_fill_GBps = f.coef[3] > 0 ? 1.0 / f.coef[3] : 0.0;
   out.points = f.points;
   out.rms_rel_error = f.rms_rel_error;
   out.max_rel_error = f.max_rel_error;
@@ -199,7 +200,7 @@ void apply_config(const NcclConfigFit& f, const coll::CommShape& shape, coll::Nc
   const int q = coll::index_of(f.proto);
   p.base_latency_us[a][q] = f.base_us;
   p.hop_latency_us[coll::index_of(shape.intra)][a][q] = f.hop_us;
-  if (f.chain_fill_GBps >= 0) p.chain_fill_GBps = f.chain_fill_GBps;
+  if (f.ring_fill_GBps >= 0) p.ring_fill_GBps = f.ring_fill_GBps;
   if (!(f.bus_GBps > 0)) return;
   const double nch = shape.ring.n_channels;
   const double raw = nch * shape.ring.bw_intra_GBps;
@@ -298,9 +299,9 @@ NcclFit fit_nccl(const Measurements& data, const Split& split, const topo::Clust
   for (int pass = 0; pass < 2; ++pass) {
     Predictor simulator(graph.cluster(), params);
     const auto rows = rows_for(data, split, op, Algo::ring, Proto::simple, simulator, floors,
-                               fixed_latency, params.chain_fill_GBps);
+                               fixed_latency, params.ring_fill_GBps);
     if (rows.empty()) break;
-    const NcclConfigFit f = fit_config(rows, Algo::ring, Proto::simple, params.chain_fill_GBps);
+    const NcclConfigFit f = fit_config(rows, Algo::ring, Proto::simple, params.ring_fill_GBps);
     if (f.bus_GBps > 0)
       params.nvlink_per_link_GBps = nvlink_figure_for(f.bus_GBps, graph, largest_training, params);
   }
@@ -318,14 +319,14 @@ NcclFit fit_nccl(const Measurements& data, const Split& split, const topo::Clust
   fitted.source = "calibrated (" + (op.empty() ? std::string("every op") : op) + ")";
   for (const auto& [algo, proto] : order) {
     const auto rows = rows_for(data, split, op, algo, proto, simulator, floors, fixed_latency,
-                               params.chain_fill_GBps);
+                               params.ring_fill_GBps);
     if (rows.size() < 3) continue;
     const double prior_hop = params.hop_latency_us[coll::index_of(reference.intra)]
                                                   [coll::index_of(algo)][coll::index_of(proto)];
     NcclConfigFit f =
         !fixed_latency && (training_counts == 1 || one_step_count(rows))
-            ? fit_config_prior_hop(rows, algo, proto, prior_hop, params.chain_fill_GBps)
-            : fit_config(rows, algo, proto, params.chain_fill_GBps);
+            ? fit_config_prior_hop(rows, algo, proto, prior_hop, params.ring_fill_GBps)
+            : fit_config(rows, algo, proto, params.ring_fill_GBps);
     if (fixed_latency) {
       f.base_us = params.base_latency_us[coll::index_of(algo)][coll::index_of(proto)];
       f.hop_us = params.hop_latency_us[coll::index_of(reference.intra)][coll::index_of(algo)]
