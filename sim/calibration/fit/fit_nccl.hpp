@@ -6,8 +6,11 @@
 // fitted jointly over every op and training rank count by relative least squares. They land in
 // NcclParams: base and hop latency as they are, busBw as NCCL's per-NVLink figure (Ring Simple:
 // busBw = nChannels x per-channel bw from the channel search) and the protocol efficiencies
-// (Ring LL / LL128, Tree Simple / LL / LL128) relative to it. Host-paced points where the host's
-// launch time hides the GPUs' (fit_host_floor.hpp) are left out: the constants are the GPUs'.
+// (Ring LL / LL128, Tree Simple / LL / LL128) relative to it. Ring Simple adds a fourth, the
+// fill of the last slices (collectives/ring_passes.hpp ring_fill_us: channels x last slice /
+// rate), fitted where four or more points carry it (NcclParams::ring_fill_GBps). Host-paced
+// points where the host's launch time hides the GPUs' (fit_host_floor.hpp) are left out: the
+// constants are the GPUs'.
 #pragma once
 
 #include <optional>
