@@ -132,7 +132,7 @@ double nvlink_figure_for(double bus_GBps, const topo::ClusterGraph& graph, int n
   return best;
 }
 
-// Whether enough rows carry a chain fill to fit it (four or more). If not, their fill is taken at
+// Whether enough rows carry a ring fill to fit it (four or more). If not, their fill is taken at
 // the prior's rate as a known part and the column goes.
 bool fit_fill(std::vector<FitRow>& rows, double prior_fill_GBps) {
   const auto carrying =
