@@ -19,7 +19,7 @@ struct NcclConfigFit {
   double base_us = 0;
   double hop_us = 0;
   double bus_GBps = 0;
-  // Ring Simple: the chain fill's rate the fit found (collectives/ring_passes.hpp); < 0: not
+  // Ring Simple: the ring fill's rate the fit found (collectives/ring_passes.hpp); < 0: not
   // fitted, the prior stands. Not written to the file: the parameters carry it.
   double ring_fill_GBps = -1;
   int points = 0;  // training points
