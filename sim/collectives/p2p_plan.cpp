@@ -76,8 +76,13 @@ double p2p_rate_channels(int part_channels, int sends, int comm_channels) {
   return channels;
 }
 
-double p2p_send_GBps(double rate_channels, double per_channel_GBps, bool full_packs, int sends,
-                     const NcclParams& params) {
+double p2p_send_GBps(double rate_channels, Proto proto, double per_channel_GBps, bool full_packs,
+                     int sends, const NcclParams& params) {
+  if (proto == Proto::ll) {
+    return rate_channels * (params.p2p_ll_per_channel_GBps > 0
+                                ? params.p2p_ll_per_channel_GBps
+                                : per_channel_GBps * p2p_ll_data_fraction);
+  }
   if (full_packs) return rate_channels * per_channel_GBps;
   const double channel_GBps = params.p2p_unaligned_per_channel_GBps > 0
                                   ? params.p2p_unaligned_per_channel_GBps

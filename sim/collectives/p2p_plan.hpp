@@ -79,11 +79,12 @@ double p2p_rate_channels(int part_channels, int sends, int comm_channels);
 // channel is taken to copy at this fraction of the aligned rate, as if bound by its loads.
 inline constexpr double p2p_pack_width_ratio = 4.0 / 16.0;
 
-// One send's rate, GB/s: rate channels x the per-channel rate; a misaligned Simple send (not
-// `full_packs`) runs its channels at the misaligned rate, and the GPU's misaligned sends share
-// its misaligned cap.
-double p2p_send_GBps(double rate_channels, double per_channel_GBps, bool full_packs, int sends,
-                     const NcclParams& params);
+// One send's rate, GB/s, from its rate channels (p2p_rate_channels): LL at its own per-channel
+// rate (NcclParams::p2p_ll_per_channel_GBps; without one, p2p_ll_data_fraction of
+// `per_channel_GBps`); Simple at `per_channel_GBps`, or, misaligned (not `full_packs`), at the
+// misaligned rate, the GPU's misaligned sends sharing its misaligned cap.
+double p2p_send_GBps(double rate_channels, Proto proto, double per_channel_GBps, bool full_packs,
+                     int sends, const NcclParams& params);
 
 // Distinct peers one rank sends to or receives from: nccl-tests' sendrecv sends to rank + 1 and
 // receives from rank - 1 (one peer on two ranks, two beyond); all-to-all reaches n - 1.

@@ -271,17 +271,12 @@ void time_p2p(TunerChoice& c, const CommShape& shape, Op op, double bytes,
       params.p2p_per_channel_GBps > 0
           ? params.p2p_per_channel_GBps
           : (shape.n_nodes > 1 ? shape.ring.bw_inter_GBps : shape.ring.bw_intra_GBps);
-  // LL moves 8-byte (data, flag) lines whatever the buffers' alignment; Simple copies with
-  // reduceCopy, whose packs shrink when they are misaligned.
-  const bool full_packs = c.estimate.proto == Proto::ll || p2p_aligned(op, bytes, shape.n_ranks);
+  // Simple copies with reduceCopy, whose packs shrink when they are misaligned (LL moves 8-byte
+  // lines whatever the alignment). One peer's send.
   const int sends = p2p_sends(op, shape.n_ranks);
-  const double raw_channels = p2p_rate_channels(c.n_channels, sends, p2p.comm_channels);
-  // One peer's send; LL at its own calibrated per-channel rate where there is one.
-  const bool ll_rate = c.estimate.proto == Proto::ll && params.p2p_ll_per_channel_GBps > 0;
   c.estimate.bus_bw_GBps =
-      ll_rate ? raw_channels * params.p2p_ll_per_channel_GBps
-              : p2p_send_GBps(p2p_protocol_channels(raw_channels, c.estimate.proto), per_channel,
-                              full_packs, sends, params);
+      p2p_send_GBps(p2p_rate_channels(c.n_channels, sends, p2p.comm_channels), c.estimate.proto,
+                    per_channel, p2p_aligned(op, bytes, shape.n_ranks), sends, params);
   c.estimate.algo_bw_GBps = c.estimate.bus_bw_GBps;
   c.estimate.latency_us = 0;
   if (shape.n_ranks > 1) {

@@ -98,8 +98,9 @@ std::vector<Estimate> estimate_all(const CommShape& shape, Op op, double bytes,
 // All-to-all and send/recv return a p2p choice (collectives/p2p_plan.hpp): n_channels = the
 // channels one peer's send is striped over (bytes per peer: S / n for all-to-all, S for
 // send/recv), busBw = p2p_send_GBps (those channels, capped at the send's share of the p2p
-// channels, x the p2p per-channel rate, halved for LL; misaligned Simple sends at the misaligned
-// rate and cap), one peer's send; LL when that send is at most channels x the LL threshold;
+// channels, x the p2p per-channel rate, LL at its own; misaligned Simple sends at the misaligned
+// rate and cap), one peer's send; LL when that send is at most p2pnChannelsPerPeer x the LL
+// threshold;
 // latency over NVLink p2p_nvlink_latency_us where set, else Ring Simple base + one hop of the
 // path's class, + the extra-peer latency for each peer a rank reaches beyond the first. Throws
 // InputError when the options leave nothing.

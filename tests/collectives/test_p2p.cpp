@@ -232,16 +232,20 @@ TEST_CASE("misaligned p2p sends: which, and at what rate") {
 
   NcclParams prm = nccl_priors(GpuArch::hopper);
   // Aligned: channels x the per-channel rate.
-  CHECK(p2p_send_GBps(16, 20.0, true, 2, prm) == 320.0);
+  CHECK(p2p_send_GBps(16, Proto::simple, 20.0, true, 2, prm) == 320.0);
   // Misaligned on Hopper: 16 x 7.8 = 124.8 GB/s, over 159 / 2 = 79.5 per send: 79.5.
-  CHECK(p2p_send_GBps(16, 20.0, false, 2, prm) == doctest::Approx(79.5));
+  CHECK(p2p_send_GBps(16, Proto::simple, 20.0, false, 2, prm) == doctest::Approx(79.5));
   // One send on 8 channels: 62.4 GB/s, under its cap of 159.
-  CHECK(p2p_send_GBps(8, 20.0, false, 1, prm) == doctest::Approx(62.4));
+  CHECK(p2p_send_GBps(8, Proto::simple, 20.0, false, 1, prm) == doctest::Approx(62.4));
   // Uncalibrated generations: a quarter of the aligned channel rate (4-byte packs for 16), no
   // cap: 16 x 20 / 4 = 80 GB/s.
   prm.p2p_unaligned_per_channel_GBps = 0;
   prm.p2p_unaligned_gpu_GBps = 0;
-  CHECK(p2p_send_GBps(16, 20.0, false, 2, prm) == doctest::Approx(80.0));
+  CHECK(p2p_send_GBps(16, Proto::simple, 20.0, false, 2, prm) == doctest::Approx(80.0));
+  // LL whatever the alignment: its own rate (Hopper 5.18 GB/s per channel), else half Simple's.
+  CHECK(p2p_send_GBps(16, Proto::ll, 20.0, false, 2, prm) == doctest::Approx(16 * 5.18));
+  prm.p2p_ll_per_channel_GBps = 0;
+  CHECK(p2p_send_GBps(16, Proto::ll, 20.0, true, 2, prm) == doctest::Approx(160.0));
 }
 TEST_CASE(
     "all-to-all shifts: exact up to the limit, then cross-server distances merged into runs") {
