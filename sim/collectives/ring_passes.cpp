@@ -1,4 +1,4 @@
-// The receive-only pass of ring loops (ring_passes.hpp).
+// The receive-only pass of ring loops and the fill of their last slices (ring_passes.hpp).
 #include "collectives/ring_passes.hpp"
 
 #include <algorithm>

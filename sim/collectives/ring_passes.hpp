@@ -1,4 +1,5 @@
-// The receive-only pass that ends every loop of a ring all-gather, reduce-scatter or all-reduce.
+// What a ring or chain pays beyond its link steps: the receive-only pass that ends every loop of a
+// ring all-gather, reduce-scatter or all-reduce, and the fill of its last slices.
 #pragma once
 
 #include "collectives/nccl_params.hpp"
