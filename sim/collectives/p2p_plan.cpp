@@ -60,6 +60,10 @@ double p2p_fill_us(double bytes, int part_channels, int sends, double chunk_byte
   return sends * part_channels * last_chunk / (fill_GBps * 1e3);
 }
 
+bool p2p_fills(int n_nodes, LinkClass intra, Proto proto) {
+  return n_nodes <= 1 && intra == LinkClass::nvlink && proto == Proto::simple;
+}
+
 bool p2p_aligned(Op op, double bytes, int n_ranks) {
   return op != Op::all_to_all || rank_chunks_aligned(op, bytes, n_ranks);
 }

@@ -49,6 +49,10 @@ bool p2p_uses_ll(double bytes, int per_peer_channels, const NcclParams& params);
 double p2p_fill_us(double bytes, int part_channels, int sends, double chunk_bytes,
                    double fill_GBps);
 
+// Whether a send pays that fill: Simple over NVLink on one server (the path whose chunk and fill
+// rate were measured).
+bool p2p_fills(int n_nodes, LinkClass intra, Proto proto);
+
 // Whether NCCL copies a rank's sends with 16-byte packs. All-to-all's send to peer p starts at
 // p x S / n in the send buffer and lands at r x S / n in the receive buffer, so a per-peer chunk
 // that is not a multiple of 16 bytes misaligns (nearly) every pair; send/recv starts at offset 0.

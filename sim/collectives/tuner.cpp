@@ -287,7 +287,7 @@ void time_p2p(TunerChoice& c, const CommShape& shape, Op op, double bytes,
     c.estimate.latency_us = one_peer_us + std::max(p2p_peers(op, shape.n_ranks) - 1, 0) *
                                               params.p2p_extra_peer_latency_us;
     // Over NVLink the last chunks of Simple sends cross NCCL's buffer alone (p2p_plan.hpp).
-    if (hop == LinkClass::nvlink && c.estimate.proto == Proto::simple) {
+    if (p2p_fills(shape.n_nodes, shape.intra, c.estimate.proto)) {
       const double peer_bytes = op == Op::all_to_all ? bytes / shape.n_ranks : bytes;
       c.estimate.latency_us += p2p_fill_us(peer_bytes, c.n_channels, sends,
                                            params.p2p_nvl_chunk_bytes, params.p2p_fill_GBps);

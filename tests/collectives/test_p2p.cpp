@@ -195,6 +195,10 @@ TEST_CASE("the last chunks of Simple sends over NVLink add the pipeline's fill")
   CHECK(p2p_fill_us(64 * kMiB, 16, 1, 512 * 1024, 457) == doctest::Approx(18.355814));
   CHECK(p2p_fill_us(kMiB, 8, 3, 512 * 1024, 457) == doctest::Approx(6.883431));
   CHECK(p2p_fill_us(kMiB, 8, 3, 512 * 1024, 0) == 0);
+  CHECK(p2p_fills(1, LinkClass::nvlink, Proto::simple));
+  CHECK_FALSE(p2p_fills(1, LinkClass::nvlink, Proto::ll));
+  CHECK_FALSE(p2p_fills(1, LinkClass::pcie, Proto::simple));
+  CHECK_FALSE(p2p_fills(2, LinkClass::nvlink, Proto::simple));
 
   // Through the tuner: Hopper priors on a 12 x 30 GB/s graph; latency 6.74 + 0.37 per extra peer.
   NcclParams prm = nccl_priors(GpuArch::hopper);

@@ -257,12 +257,10 @@ NcclFit fit_nccl_p2p(const Measurements& data, const Split& split, const topo::C
         ch.estimate.proto == Proto::ll || coll::p2p_aligned(cop, p.bytes, p.n_ranks);
     // The fill's regressor: the GPU's last chunks, kB, for Simple sends over NVLink, as time_p2p
     // charges them (p2p_fill_us at 1 GB/s).
-    const bool nvlink_simple = it->second.n_nodes <= 1 &&
-                               it->second.intra == coll::LinkClass::nvlink &&
-                               ch.estimate.proto == Proto::simple;
-    const double fill_kB = nvlink_simple ? coll::p2p_fill_us(peer_bytes, ch.n_channels, sends,
-                                                             prior.p2p_nvl_chunk_bytes, 1.0)
-                                         : 0.0;
+    const double fill_kB =
+        coll::p2p_fills(it->second.n_nodes, it->second.intra, ch.estimate.proto)
+            ? coll::p2p_fill_us(peer_bytes, ch.n_channels, sends, prior.p2p_nvl_chunk_bytes, 1.0)
+            : 0.0;
     (full_packs ? points : unaligned)
         .push_back({p.time_us,
                     static_cast<double>(std::max(coll::p2p_peers(cop, p.n_ranks) - 1, 0)),
@@ -288,11 +286,11 @@ NcclFit fit_nccl_p2p(const Measurements& data, const Split& split, const topo::C
   // leave the large points to the link), then with it from the rates that found.
   // The first round takes every point as channel-paced (a start at the graph's speed would leave
   // every Simple point to a link slower than 16 such channels, and the channels unfitted).
-  ChannelFit graph_start;
-  graph_start.per_channel_GBps = std::numeric_limits<double>::min();
+  ChannelFit all_channel_paced;
+  all_channel_paced.per_channel_GBps = std::numeric_limits<double>::min();
   auto fit_at = [&](double link) {
     const ChannelFit plain =
-        fit_channels(points, graph_start, link, base_prior_us, latency, false, prior);
+        fit_channels(points, all_channel_paced, link, base_prior_us, latency, false, prior);
     return fit_channels(points, plain, link, base_prior_us, latency, true, prior);
   };
   ChannelFit best = fit_at(link_GBps);
