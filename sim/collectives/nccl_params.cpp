@@ -196,10 +196,23 @@ NcclParams nccl_priors(GpuArch arch) {
     const int simple = index_of(Proto::simple);
     p.ring_misaligned_slowdown[0][ll] = 1.05;  // all-gather
     p.ring_misaligned_slowdown[0][ll128] = 1.46;
-    p.ring_misaligned_slowdown[0][simple] = 1.54;
+    p.ring_misaligned_slowdown[0][simple] = 1.0;  // adds time instead (below)
     p.ring_misaligned_slowdown[1][ll] = 1.02;  // reduce-scatter
     p.ring_misaligned_slowdown[1][ll128] = 1.22;
     p.ring_misaligned_slowdown[1][simple] = 1.14;
+  }
+  // A Simple ring all-gather's misaligned chunks add time (ring_alignment.hpp
+  // ring_misaligned_us): our own calibration, the same offset runs and calibrate/data/h200x4-align
+  // (2 and 4 ranks, chunks of 4 and 8 mod 16 bytes, Simple as NCCL chooses and forced, gated).
+  // The extra time over the aligned run at the same ladder step, per misaligned chunk and per
+  // byte of a channel's share b, is ~85 ps/B up to b ~ 80 KB and falls to 47 ps/B by b ~ 1 MB,
+  // at every rank count and m; fitted as head and tail costs by least squares over b >= 16 KB,
+  // 83 points, rms 7.5 ps/B (tests/calibration/test_ring_priors.cpp). 1.54x on the bandwidth
+  // time (the 2-rank slope ratio this replaces) left 3- and 4-rank ones 12-18 % fast at 4-32 MiB.
+  if (arch == GpuArch::hopper) {
+    p.ring_misaligned_head_bytes = 79e3;
+    p.ring_misaligned_head_ps_per_byte = 85.5;
+    p.ring_misaligned_tail_ps_per_byte = 47.4;
   }
 
   // The receive-only pass of ring loops (ring_passes.hpp), in link steps: our own calibration,

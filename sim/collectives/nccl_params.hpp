@@ -105,8 +105,15 @@ struct NcclParams {
 
   // Ring all-gather (row 0) and reduce-scatter (row 1) with per-rank chunks that are not 16-byte
   // aligned, per protocol: the factor on the bandwidth time when every ring step copies between
-  // buffers of different alignment (collectives/ring_alignment.hpp); 1 = no penalty.
+  // buffers of different alignment (collectives/ring_alignment.hpp); 1 = no penalty (Hopper's
+  // Simple all-gather: its misaligned copies add time instead, below).
   double ring_misaligned_slowdown[2][kProtoCount] = {{1.0, 1.0, 1.0}, {1.0, 1.0, 1.0}};
+  // A Simple ring all-gather's misaligned chunks instead add time (ring_alignment.hpp
+  // ring_misaligned_us): per misaligned chunk, a channel's first `head_bytes` of it cost
+  // `head_ps_per_byte` and the rest `tail_ps_per_byte` (ps per byte; 0: nothing added).
+  double ring_misaligned_head_bytes = 0;
+  double ring_misaligned_head_ps_per_byte = 0;
+  double ring_misaligned_tail_ps_per_byte = 0;
 
   // Ring all-gather, reduce-scatter and all-reduce: each loop of a channel ends with a pass that
   // only receives (collectives/ring_passes.hpp). Its cost in link steps, per protocol; 0 = free.

@@ -1,6 +1,7 @@
 // Misaligned ring all-gather / reduce-scatter chunks (ring_alignment.hpp).
 #include "collectives/ring_alignment.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace cs::coll {
@@ -30,6 +31,19 @@ double ring_misaligned_factor(Op op, Proto proto, double bytes, int n_ranks,
   const double share = op == Op::all_gather ? misaligned_chunks(bytes, n_ranks) / (n_ranks - 1.0)
                                             : 1.0 / (n_ranks - 1);
   return 1.0 + (slowdown - 1.0) * share;
+}
+
+double ring_misaligned_us(Op op, Algo algo, Proto proto, double bytes, int n_ranks, int channels,
+                          int n_nodes, const NcclParams& params) {
+  if (op != Op::all_gather || algo != Algo::ring || proto != Proto::simple) return 0;
+  if (n_nodes > 1 || channels < 1 || n_ranks <= 1) return 0;
+  const int m = misaligned_chunks(bytes, n_ranks);
+  if (m == 0) return 0;
+  const double b = bytes / n_ranks / channels;
+  const double head = std::min(b, params.ring_misaligned_head_bytes);
+  const double ps = params.ring_misaligned_head_ps_per_byte * head +
+                    params.ring_misaligned_tail_ps_per_byte * (b - head);
+  return m * ps * 1e-6;
 }
 
 }  // namespace cs::coll

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "collectives/p2p_plan.hpp"
+#include "collectives/ring_alignment.hpp"
 #include "collectives/ring_passes.hpp"
 #include "collectives/transport.hpp"
 #include "core/error.hpp"
@@ -231,7 +232,9 @@ void retime(TunerChoice& c, const CommShape& shape, Op op, double bytes, const N
   if (!timed.empty()) c.estimate = timed.front();
   c.run_latency_us = run_latency_us(shape, op, c, params) +
                      ring_fill_us(op, c.estimate.algo, c.estimate.proto, bytes, shape.n_ranks,
-                                  c.n_channels, shape.n_nodes, params.ring_fill_GBps);
+                                  c.n_channels, shape.n_nodes, params.ring_fill_GBps) +
+                     ring_misaligned_us(op, c.estimate.algo, c.estimate.proto, bytes,
+                                        shape.n_ranks, c.n_channels, shape.n_nodes, params);
 }
 
 }  // namespace

@@ -109,6 +109,9 @@ json nccl_params_json(const NcclParams& p) {
   j["ring_fill_GBps"] = p.ring_fill_GBps;
   j["ring_misaligned_slowdown"] = {row(p.ring_misaligned_slowdown[0]),
                                    row(p.ring_misaligned_slowdown[1])};
+  j["ring_misaligned_head_bytes"] = p.ring_misaligned_head_bytes;
+  j["ring_misaligned_head_ps_per_byte"] = p.ring_misaligned_head_ps_per_byte;
+  j["ring_misaligned_tail_ps_per_byte"] = p.ring_misaligned_tail_ps_per_byte;
   return j;
 }
 
@@ -164,7 +167,10 @@ NcclParams nccl_params_from_json(const json& j, const JsonLines& lines, const st
           "p2p_unaligned_gpu_GBps",
           "ring_recv_pass_steps",
           "ring_fill_GBps",
-          "ring_misaligned_slowdown"});
+          "ring_misaligned_slowdown",
+          "ring_misaligned_head_bytes",
+          "ring_misaligned_head_ps_per_byte",
+          "ring_misaligned_tail_ps_per_byte"});
   const double huge = std::numeric_limits<double>::max();
   const char* const latency = "a latency of 0 to 1e6 us";
   const char* const rate = "a rate of 0 or more GB/s";
@@ -244,6 +250,16 @@ NcclParams nccl_params_from_json(const json& j, const JsonLines& lines, const st
   if (r.has("ring_fill_GBps")) p.ring_fill_GBps = num("ring_fill_GBps", 0, huge, rate);
   fill2(r.value("ring_misaligned_slowdown"), p.ring_misaligned_slowdown, 1, huge,
         "factors of at least 1");
+  // Absent in files of clustersim before misaligned all-gathers added time: 0, none added.
+  const char* const cost = "a cost of 0 or more ps per byte";
+  if (r.has("ring_misaligned_head_bytes")) {
+    p.ring_misaligned_head_bytes =
+        num("ring_misaligned_head_bytes", 0, huge, "a size of 0 or more");
+  }
+  if (r.has("ring_misaligned_head_ps_per_byte"))
+    p.ring_misaligned_head_ps_per_byte = num("ring_misaligned_head_ps_per_byte", 0, huge, cost);
+  if (r.has("ring_misaligned_tail_ps_per_byte"))
+    p.ring_misaligned_tail_ps_per_byte = num("ring_misaligned_tail_ps_per_byte", 0, huge, cost);
   return p;
 }
 

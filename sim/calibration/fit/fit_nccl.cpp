@@ -10,6 +10,7 @@
 #include "calibration/fit/fit_least_squares.hpp"
 #include "calibration/predict/predictor.hpp"
 #include "collectives/comm_layout.hpp"
+#include "collectives/ring_alignment.hpp"
 #include "collectives/ring_passes.hpp"
 #include "collectives/tuner.hpp"
 
@@ -91,6 +92,10 @@ std::vector<FitRow> rows_for(const Measurements& data, const Split& split, const
     };
     const double fill_kB = fill_us(1.0);
     const double latency_less_fill = latency_us - fill_us(simulator_fill_GBps);
+    // Misaligned all-gather chunks' time is a prior (ring_alignment.hpp), not refitted.
+    const double misaligned_us =
+        coll::ring_misaligned_us(*op, algo, proto, p.bytes, p.n_ranks, r.choice.n_channels, 1,
+                                 simulator.params());
     if (fixed_latency) {
       rows.push_back(
           {{0.0, 0.0, bandwidth_us * e.bus_bw_GBps, fill_kB}, p.time_us, 1.0, latency_less_fill});
@@ -98,7 +103,9 @@ std::vector<FitRow> rows_for(const Measurements& data, const Split& split, const
     }
     rows.push_back({{1.0, static_cast<double>(latency_steps(*op, algo, p.n_ranks)),
                      bandwidth_us * e.bus_bw_GBps, fill_kB},
-                    p.time_us});
+                    p.time_us,
+                    1.0,
+                    misaligned_us});
   }
   return rows;
 }

@@ -19,6 +19,7 @@ class Predictor {
   Predictor& operator=(const Predictor&) = delete;
 
   int gpu_count() const { return static_cast<int>(cluster_.ranks.size()); }
+  const coll::NcclParams& params() const { return params_; }
   // A collective over ranks 0..n-1, alone; n must be 2..gpu_count().
   coll::CollectiveResult collective(coll::Op op, int n_ranks, double bytes,
                                     const coll::TunerOptions& options);
