@@ -197,7 +197,7 @@ NcclParams nccl_priors(GpuArch arch) {
     p.ring_misaligned_slowdown[0][ll] = 1.05;  // all-gather
     p.ring_misaligned_slowdown[0][ll128] = 1.46;
     p.ring_misaligned_slowdown[0][simple] = 1.0;  // adds time instead (below)
-    p.ring_misaligned_slowdown[1][ll] = 1.02;  // reduce-scatter
+    p.ring_misaligned_slowdown[1][ll] = 1.02;     // reduce-scatter
     p.ring_misaligned_slowdown[1][ll128] = 1.22;
     p.ring_misaligned_slowdown[1][simple] = 1.14;
   }

@@ -233,8 +233,8 @@ void retime(TunerChoice& c, const CommShape& shape, Op op, double bytes, const N
   c.run_latency_us = run_latency_us(shape, op, c, params) +
                      ring_fill_us(op, c.estimate.algo, c.estimate.proto, bytes, shape.n_ranks,
                                   c.n_channels, shape.n_nodes, params.ring_fill_GBps) +
-                     ring_misaligned_us(op, c.estimate.algo, c.estimate.proto, bytes,
-                                        shape.n_ranks, c.n_channels, shape.n_nodes, params);
+                     ring_misaligned_us(op, c.estimate.algo, c.estimate.proto, bytes, shape.n_ranks,
+                                        c.n_channels, shape.n_nodes, params);
 }
 
 }  // namespace

@@ -67,8 +67,8 @@ TEST_CASE("the misaligned factor: the 2-rank slowdown times the busiest rank's m
   // Aligned chunks, ops without per-rank chunks, and other generations: no penalty.
   CHECK(ring_misaligned_factor(Op::all_gather, Proto::ll128, 64, 2, prm) == 1.0);
   CHECK(ring_misaligned_factor(Op::all_reduce, Proto::ll128, 40, 2, prm) == 1.0);
-  CHECK(ring_misaligned_factor(Op::all_gather, Proto::ll128, 40, 2,
-                               nccl_priors(GpuArch::ampere)) == 1.0);
+  CHECK(ring_misaligned_factor(Op::all_gather, Proto::ll128, 40, 2, nccl_priors(GpuArch::ampere)) ==
+        1.0);
 }
 
 TEST_CASE("a Simple all-gather's misaligned chunks add head and tail costs per chunk") {
@@ -78,8 +78,8 @@ TEST_CASE("a Simple all-gather's misaligned chunks add head and tail costs per c
   REQUIRE(prm.ring_misaligned_head_ps_per_byte == 85.5);
   REQUIRE(prm.ring_misaligned_tail_ps_per_byte == 47.4);
   auto extra = [&](double bytes, int n, int channels, int nodes = 1) {
-    return ring_misaligned_us(Op::all_gather, Algo::ring, Proto::simple, bytes, n, channels,
-                              nodes, prm);
+    return ring_misaligned_us(Op::all_gather, Algo::ring, Proto::simple, bytes, n, channels, nodes,
+                              prm);
   };
   // 40 B on 2 ranks, 1 channel: one chunk of 20 B (4 mod 16), all head: 20 x 85.5 ps.
   CHECK(extra(40, 2, 1) == doctest::Approx(20 * 85.5e-6).epsilon(1e-12));
@@ -104,7 +104,8 @@ TEST_CASE("a Simple all-gather's misaligned chunks add head and tail costs per c
 
 // The server of test_ring_simulation: ring Simple busBw 360 GB/s over 24 channel flows of 15 GB/s
 // each, below the 450 GB/s NVLink, so the per-channel cap paces every flow.
-TEST_CASE("a misaligned Simple all-gather takes its aligned time plus the misaligned chunks' cost") {
+TEST_CASE(
+    "a misaligned Simple all-gather takes its aligned time plus the misaligned chunks' cost") {
   const topo::Cluster cluster = testing::nvswitch_cluster(1, testing::ServerSpec{4, 1.0, 0.5});
   const topo::ClusterGraph graph(cluster);
   NcclParams prm = nccl_priors(GpuArch::hopper);
@@ -120,10 +121,9 @@ TEST_CASE("a misaligned Simple all-gather takes its aligned time plus the misali
   const double per_channel = 600000004.0 / 24;
   const double misaligned =
       simulate_alone(pair, ring_simple(Op::all_gather, 1.2e9 + 8), Fidelity::flow).time_us();
-  CHECK(misaligned ==
-        doctest::Approx(11.8 + 600000004.0 / 360e9 * 1e6 +
-                        (79e3 * 85.5 + (per_channel - 79e3) * 47.4) * 1e-6)
-            .epsilon(1e-6));
+  CHECK(misaligned == doctest::Approx(11.8 + 600000004.0 / 360e9 * 1e6 +
+                                      (79e3 * 85.5 + (per_channel - 79e3) * 47.4) * 1e-6)
+                          .epsilon(1e-6));
   // Three ranks, 1.2e9 + 24 B: 400000008 B per rank (8 mod 16), rank 1 at 8 mod 16, rank 2 at
   // 800000016 = 0 mod 16: one misaligned chunk of 16666667 B per channel. Edge bytes 2/3 S =
   // 800000016 B at 360 GB/s; latency 8.4 + 2 x 3.4 = 15.2 us. The all-reduce of the same size has

@@ -93,9 +93,8 @@ std::vector<FitRow> rows_for(const Measurements& data, const Split& split, const
     const double fill_kB = fill_us(1.0);
     const double latency_less_fill = latency_us - fill_us(simulator_fill_GBps);
     // Misaligned all-gather chunks' time is a prior (ring_alignment.hpp), not refitted.
-    const double misaligned_us =
-        coll::ring_misaligned_us(*op, algo, proto, p.bytes, p.n_ranks, r.choice.n_channels, 1,
-                                 simulator.params());
+    const double misaligned_us = coll::ring_misaligned_us(
+        *op, algo, proto, p.bytes, p.n_ranks, r.choice.n_channels, 1, simulator.params());
     if (fixed_latency) {
       rows.push_back(
           {{0.0, 0.0, bandwidth_us * e.bus_bw_GBps, fill_kB}, p.time_us, 1.0, latency_less_fill});
