@@ -241,20 +241,31 @@ TEST_CASE("fit and validate: bad data, topology and holdout flags exit 2 with on
 
 }  // namespace
 
-// A file written before the p2p LL rate and the p2p and chain fills were fitted has none of their
-// keys: it still reads, with each 0 (not charged), and a negative one is refused like any rate.
-TEST_CASE("a calibration without the p2p LL rate and the fills reads as none") {
+// A file written before the p2p LL rate, the p2p and chain fills and the misaligned all-gather
+// costs has none of their keys: it still reads, with each 0 (not charged), and a negative one is
+// refused like any rate.
+TEST_CASE(
+    "a calibration without the p2p LL rate, the fills and the misaligned costs reads as none") {
   const std::string older = edited([](nlohmann::json& j) {
     for (auto* fits : {&j["nccl"], &j["nccl_by_op"][0]}) {
-      (*fits)["params"].erase("p2p_ll_per_channel_GBps");
-      (*fits)["params"].erase("p2p_fill_GBps");
-      (*fits)["params"].erase("ring_fill_GBps");
+      for (const char* key : {"p2p_ll_per_channel_GBps", "p2p_fill_GBps", "ring_fill_GBps",
+                              "ring_misaligned_head_bytes", "ring_misaligned_head_ps_per_byte",
+                              "ring_misaligned_tail_ps_per_byte"})
+        (*fits)["params"].erase(key);
     }
   });
   const Calibration c = parse_calibration(older, "c.json");
   CHECK(c.nccl.params.p2p_fill_GBps == 0);
   CHECK(c.nccl.params.ring_fill_GBps == 0);
   CHECK(c.nccl.params.p2p_ll_per_channel_GBps == 0);
+  CHECK(c.nccl.params.ring_misaligned_head_bytes == 0);
+  CHECK(c.nccl.params.ring_misaligned_head_ps_per_byte == 0);
+  CHECK(c.nccl.params.ring_misaligned_tail_ps_per_byte == 0);
+  const std::string cheap = edited(
+      [](nlohmann::json& j) { j["nccl"]["params"]["ring_misaligned_tail_ps_per_byte"] = -1; });
+  CHECK(error_of(cheap).starts_with(
+      "c.json:" + std::to_string(line_of(cheap, "ring_misaligned_tail")) +
+      ": key 'nccl.params.ring_misaligned_tail_ps_per_byte'"));
   const std::string negative =
       edited([](nlohmann::json& j) { j["nccl"]["params"]["p2p_fill_GBps"] = -1; });
   CHECK(error_of(negative).starts_with("c.json:" + std::to_string(line_of(negative, "p2p_fill")) +
