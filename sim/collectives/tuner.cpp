@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "collectives/channel_parts.hpp"
 #include "collectives/p2p_plan.hpp"
 #include "collectives/ring_alignment.hpp"
 #include "collectives/ring_passes.hpp"
@@ -332,6 +333,11 @@ TunerChoice choose(const CommShape& shape, Op op, double bytes, const NcclParams
           ? c.graph_channels
           : std::min(c.graph_channels * params.runtime_channel_multiplier, params.max_channels);
   shrink_channels(c, bytes, shape.n_ranks, params);
+  if (best->algo != Algo::nvls && best->algo != Algo::nvls_tree) {
+    // NCCL divides the data in cells over the channels, which may leave some idle.
+    c.n_channels = nccl_channel_count(op, best->proto, bytes, shape.n_ranks, c.n_channels,
+                                      c.comm_channels, kCallElementBytes);
+  }
   retime(c, shape, op, bytes, params, options);
   return c;
 }

@@ -60,7 +60,7 @@ struct TunerChoice {
   Estimate estimate;
   int graph_channels = 0;  // channels of the algorithm's graph (what the estimate reads)
   int comm_channels = 0;   // channels the communicator runs: the graph's, duplicated
-  int n_channels = 0;      // channels this call uses after the small-message shrink
+  int n_channels = 0;      // channels this call uses: the shrink, then NCCL's division
   int n_threads = 0;
   bool p2p = false;  // all-to-all and send/recv: NCCL's point-to-point path, no tuner
   // What the call's latency is when it runs (transport.hpp): the estimate's on one server.
@@ -93,7 +93,8 @@ std::vector<Estimate> estimate_all(const CommShape& shape, Op op, double bytes,
 // The fastest enabled estimate of NCCL's table (ties: first in (algo, proto) order), timed without
 // NCCL's tree correction, with its channels shrunk:
 //   nc = comm channels (graph x multiplier; NVLS its own), nt = maxThreads; while bytes < nc * nt *
-//   threshold: nc-- if nc >= 2, else nt /= 2 while nt is a multiple of 128. NVLS keeps its
+//   threshold: nc-- if nc >= 2, else nt /= 2 while nt is a multiple of 128; then the channels
+//   NCCL's cells fill of those nc (channel_parts.hpp nccl_channel_count). NVLS keeps its
 //   channels.
 // All-to-all and send/recv return a p2p choice (collectives/p2p_plan.hpp): n_channels = the
 // channels one peer's send is striped over (bytes per peer: S / n for all-to-all, S for

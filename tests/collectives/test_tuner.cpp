@@ -107,11 +107,12 @@ TEST_CASE("channels shrink for small messages") {
   const TunerChoice tiny = choose(s, Op::all_reduce, 8, prm, TunerOptions{});
   CHECK(tiny.n_channels == 1);
   CHECK(tiny.n_threads == 64);
-  // 1 GB of Simple: 24 x 512 x 64 = 786 KB is far below it: all 24 channels. 400 KB: 12.
+  // 1 GB of Simple: 24 x 512 x 64 = 786 KB is far below it: all 24 channels. 400 KB: the shrink
+  // leaves 12, and NCCL's cells fill 10 of them (test_channel_parts.cpp has the arithmetic).
   CHECK(choose(s, Op::all_reduce, 1e9, prm, TunerOptions{}).n_channels == 24);
   TunerOptions simple;
   simple.proto_mask = 1u << index_of(Proto::simple);
-  CHECK(choose(s, Op::all_reduce, 400000, prm, simple).n_channels == 12);
+  CHECK(choose(s, Op::all_reduce, 400000, prm, simple).n_channels == 10);
 }
 
 TEST_CASE("multi-node latencies: network hops, the ring plateau factor, tree log term") {

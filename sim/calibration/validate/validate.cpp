@@ -15,9 +15,12 @@
 namespace cs::cal {
 namespace {
 
-std::string choice_name(const coll::TunerChoice& c) {
-  return std::string(c.p2p ? "P2P" : coll::to_string(c.estimate.algo)) + "/" +
-         coll::to_string(c.estimate.proto);
+// "RING/LL", and "/22" channels where NCCL logged its channels (`with_channels`).
+std::string choice_name(const coll::TunerChoice& c, bool with_channels) {
+  std::string name = std::string(c.p2p ? "P2P" : coll::to_string(c.estimate.algo)) + "/" +
+                     coll::to_string(c.estimate.proto);
+  if (with_channels) name += "/" + std::to_string(c.n_channels);
+  return name;
 }
 
 std::string upper(std::string s) {
@@ -74,9 +77,13 @@ void predict_nccl(const Measurements& data, const Calibration& cal, Predictor& p
     const HostFloors& floors = nccl_fit_for(cal, p.op).host_floors;
     r.calibrated_us =
         paced ? floors.host_paced_us(p.config(), p.n_ranks, b.time_us()) : b.time_us();
-    r.prior_choice = choice_name(a.choice);
-    r.calibrated_choice = choice_name(b.choice);
-    if (!p.algo.empty() && !p.proto.empty()) r.nccl_choice = upper(p.algo) + "/" + upper(p.proto);
+    const bool logged_channels = p.channels > 0;
+    r.prior_choice = choice_name(a.choice, logged_channels);
+    r.calibrated_choice = choice_name(b.choice, logged_channels);
+    if (!p.algo.empty() && !p.proto.empty()) {
+      r.nccl_choice = upper(p.algo) + "/" + upper(p.proto);
+      if (logged_channels) r.nccl_choice += "/" + std::to_string(p.channels);
+    }
     out.push_back(r);
   }
 }

@@ -24,8 +24,10 @@ struct Prediction {
   double measured_us = 0;
   double prior_us = 0;
   double calibrated_us = 0;
-  std::string nccl_choice;   // "RING/LL128" as logged; "" when NCCL logged none
-  std::string prior_choice;  // the tuner's choice ("P2P/SIMPLE" for send/recv based ops)
+  // "RING/LL128/24" as logged (algorithm/protocol, then channels where the log has them); ""
+  // when NCCL logged none.
+  std::string nccl_choice;
+  std::string prior_choice;  // the tuner's, alike ("P2P/SIMPLE" for send/recv based ops)
   std::string calibrated_choice;
 };
 

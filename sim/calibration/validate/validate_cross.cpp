@@ -172,7 +172,9 @@ std::string cross_validation_text(const CrossValidation& v, const std::string& t
       "calibrated: the fitted run's constants\n";
   char b[160];
   std::snprintf(
-      b, sizeof b, "# algo/proto equal to NCCL's logged choice: prior %d/%d, calibrated %d/%d\n",
+      b, sizeof b,
+      "# algorithm, protocol and channels equal to NCCL's logged choice: prior %d/%d, calibrated "
+      "%d/%d\n",
       v.prior_choice_matches, v.choice_points, v.calibrated_choice_matches, v.choice_points);
   out += b;
   out += "\nPer collective and size band, every rank count of two or more:\n" + text_header(false);

@@ -52,7 +52,7 @@ std::string header() {
   char b[256];
   std::snprintf(b, sizeof b, "  %-13s %-5s %-13s %6s %9s %9s %9s %9s  %-12s %-12s\n", "what",
                 "ranks", "config", "points", "prior med", "worst", "calib med", "worst",
-                "algo/proto", "algo/proto");
+                "alg/proto/ch", "alg/proto/ch");
   std::string out = trimmed(b);
   std::snprintf(b, sizeof b, "  %-13s %-5s %-13s %6s %9s %9s %9s %9s  %-12s %-12s\n", "", "", "",
                 "", "|error|", "|error|", "|error|", "|error|", "prior=NCCL", "calib=NCCL");
