@@ -45,25 +45,34 @@ TEST_CASE("the misaligned factor: the 2-rank slowdown times the busiest rank's m
   REQUIRE(prm.ring_misaligned_slowdown[0][index_of(Proto::ll128)] == 1.46);
   REQUIRE(prm.ring_misaligned_slowdown[1][index_of(Proto::ll128)] == 1.22);
   REQUIRE(prm.ring_misaligned_slowdown[0][index_of(Proto::simple)] == 1.0);
-  // Two ranks: one misaligned chunk of one: the factor itself.
-  CHECK(ring_misaligned_factor(Op::all_gather, Proto::ll128, 40, 2, prm) == 1.46);
-  // Three ranks, chunks of 4 mod 16: 2 of 2 -> 1.46; of 8 mod 16: 1 of 2 -> 1 + 0.46 / 2 = 1.23.
-  CHECK(ring_misaligned_factor(Op::all_gather, Proto::ll128, 60, 3, prm) ==
-        doctest::Approx(1.46).epsilon(1e-12));
-  CHECK(ring_misaligned_factor(Op::all_gather, Proto::ll128, 72, 3, prm) ==
-        doctest::Approx(1.23).epsilon(1e-12));
-  // Four ranks, chunks of 8 mod 16: 2 of 3 -> 1 + 0.46 x 2 / 3.
-  CHECK(ring_misaligned_factor(Op::all_gather, Proto::ll128, 96, 4, prm) ==
-        doctest::Approx(1 + 0.46 * 2 / 3).epsilon(1e-12));
-  CHECK(ring_misaligned_factor(Op::all_gather, Proto::simple, 96, 4, prm) == 1.0);
-  // Reduce-scatter pays one step's worth whatever m is: 1 + 0.22 / 2 = 1.11 (LL128) with one
-  // misaligned chunk or two; Simple on 3 ranks 1 + 0.14 / 2 = 1.07.
-  CHECK(ring_misaligned_factor(Op::reduce_scatter, Proto::ll128, 72, 3, prm) ==
-        doctest::Approx(1.11).epsilon(1e-12));
-  CHECK(ring_misaligned_factor(Op::reduce_scatter, Proto::ll128, 60, 3, prm) ==
-        doctest::Approx(1.11).epsilon(1e-12));
-  CHECK(ring_misaligned_factor(Op::reduce_scatter, Proto::simple, 60, 3, prm) ==
-        doctest::Approx(1.07).epsilon(1e-12));
+  struct Case {
+    Op op;
+    Proto proto;
+    double bytes;
+    int n;
+    double factor;
+  };
+  const Case cases[] = {
+      // Two ranks: one misaligned chunk of one: the factor itself.
+      {Op::all_gather, Proto::ll128, 40, 2, 1.46},
+      // Three ranks, chunks of 4 mod 16: 2 of 2 -> 1.46; of 8 mod 16: 1 of 2 -> 1 + 0.46 / 2.
+      {Op::all_gather, Proto::ll128, 60, 3, 1.46},
+      {Op::all_gather, Proto::ll128, 72, 3, 1.23},
+      // Four ranks, chunks of 8 mod 16: 2 of 3 -> 1 + 0.46 x 2 / 3; Simple: no factor.
+      {Op::all_gather, Proto::ll128, 96, 4, 1 + 0.46 * 2 / 3},
+      {Op::all_gather, Proto::simple, 96, 4, 1.0},
+      // Reduce-scatter pays one step's worth whatever m is: 1 + 0.22 / 2 = 1.11 (LL128) with one
+      // misaligned chunk or two; Simple on 3 ranks 1 + 0.14 / 2 = 1.07.
+      {Op::reduce_scatter, Proto::ll128, 72, 3, 1.11},
+      {Op::reduce_scatter, Proto::ll128, 60, 3, 1.11},
+      {Op::reduce_scatter, Proto::simple, 60, 3, 1.07},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.bytes);
+    CAPTURE(c.n);
+    CHECK(ring_misaligned_factor(c.op, c.proto, c.bytes, c.n, prm) ==
+          doctest::Approx(c.factor).epsilon(1e-12));
+  }
   // Aligned chunks, ops without per-rank chunks, and other generations: no penalty.
   CHECK(ring_misaligned_factor(Op::all_gather, Proto::ll128, 64, 2, prm) == 1.0);
   CHECK(ring_misaligned_factor(Op::all_reduce, Proto::ll128, 40, 2, prm) == 1.0);
