@@ -150,8 +150,15 @@ void Communicator::run(EventQueue& queue, net::NetworkModel& network, const Coll
   const TimePs latency = ps_from_us(ch.run_latency_us);
   // Per-channel rate cap: a channel runs at its graph channel's share of the tuner's bandwidth;
   // the duplicated channels of the communicator split that share, so all channels together never
-  // exceed the tuner's figure, while fewer channels (small messages) mean less bandwidth.
-  const double sharing = std::max(ch.n_channels, ch.graph_channels);
+  // exceed the tuner's figure, while fewer channels (small messages) mean less bandwidth. An LL
+  // broadcast or reduce chain runs at its communicator channel's share however few run: measured
+  // on 2-4 H200s (calibrate/data/h200x4-run3..5, forced Ring LL), a lone chain channel moves
+  // NCCL's 4 KiB LL passes at ~0.6 us each (~6.8 GB/s, near the LL figure / 24 channels) where
+  // the graph share (/ 12) made 16-256 KiB broadcasts 9-19 % fast; lone ring channels run at
+  // 9.4-9.6 GB/s (all-gather, all-reduce at 16 KiB), near the graph share.
+  const bool ll_chain = ch.estimate.proto == Proto::ll && ch.estimate.algo == Algo::ring &&
+                        (call.op == Op::broadcast || call.op == Op::reduce);
+  const double sharing = std::max(ch.n_channels, ll_chain ? ch.comm_channels : ch.graph_channels);
   const double per_channel_bus_Bps = ch.estimate.bus_bw_GBps * 1e9 / sharing;
   const double per_channel_alg_Bps = ch.estimate.algo_bw_GBps * 1e9 / sharing;
   const double inf = std::numeric_limits<double>::infinity();

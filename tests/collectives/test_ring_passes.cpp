@@ -53,6 +53,36 @@ TEST_CASE("the receive-only pass slows a ring all-gather's channels, not a broad
         doctest::Approx(22.0 + 15.087424 + 1.2e9 / 360e9 * 1e6).epsilon(1e-6));
 }
 
+// A channel's rate cap when few channels run: the graph channel's share of the tuner's figure
+// (busBw / 12 on this server, whose 12 graph channels run twice), but an LL broadcast chain's is
+// its communicator channel's (busBw / 24). 64 KiB forced Ring LL on 4 ranks: 4 channels of
+// 16 KiB (NCCL's shrink and cells), no fill (Simple only) and no receive-only pass (zeroed).
+TEST_CASE(
+    "an LL broadcast chain's channels run at their communicator share, ring channels at the "
+    "graph's") {
+  const topo::Cluster cluster = testing::nvswitch_cluster(1, testing::ServerSpec{4, 1.0, 0.5});
+  const topo::ClusterGraph graph(cluster);
+  NcclParams prm = nccl_priors(GpuArch::hopper);
+  for (double& a : prm.ring_recv_pass_steps) a = 0.0;
+  Communicator comm(graph, {0, 1, 2, 3}, prm);
+  CollectiveCall call = testing::forced_call(Op::broadcast, 65536, Algo::ring, Proto::ll);
+  const CollectiveResult chain = simulate_alone(comm, call, Fidelity::flow);
+  REQUIRE(chain.choice.n_channels == 4);
+  REQUIRE(chain.choice.graph_channels == 12);
+  REQUIRE(chain.choice.comm_channels == 24);
+  // 16384 B per channel at busBw / 24.
+  const double chain_cap = chain.choice.estimate.bus_bw_GBps * 1e9 / 24;
+  CHECK(chain.time_us() ==
+        doctest::Approx(chain.choice.run_latency_us + 16384 / chain_cap * 1e6).epsilon(1e-6));
+  // All-gather, 64 KiB: edge bytes 3/4 x 65536 = 49152 B over its channels at busBw / 12.
+  call.op = Op::all_gather;
+  const CollectiveResult ring = simulate_alone(comm, call, Fidelity::flow);
+  const double ring_cap = ring.choice.estimate.bus_bw_GBps * 1e9 / 12;
+  CHECK(ring.time_us() == doctest::Approx(ring.choice.run_latency_us +
+                                          49152.0 / ring.choice.n_channels / ring_cap * 1e6)
+                              .epsilon(1e-6));
+}
+
 // The fill (ring_passes.hpp), by hand at 834 GB/s (a calibrated figure).
 //   Broadcast, 2 MiB on 24 channels: 87381 B per channel, all of it the last chunk: 2097152 /
 //   834e3 = 2.514571 us; 64 MiB: parts of 2.67 MiB, last chunks 512 KiB: 24 x 524288 / 834e3 =
