@@ -36,11 +36,12 @@ double ring_misaligned_factor(Op op, Proto proto, double bytes, int n_ranks,
 // m = misaligned_chunks, b = bytes / n_ranks / channels (one chunk's share of a channel), head
 // and the two costs from NcclParams. Every rank copies every chunk once (its own at step 0, the
 // others as they pass), so each rank's channel meets the m misaligned ones, and their copies in
-// NCCL's 4-byte-pack path (src/device/common_kernel.h reduceCopy) add to the ring's time rather
-// than to its rate: calibrate/data/h200x2-align, -align-run2 and h200x4-align give the same cost
-// per misaligned byte whatever the rank count and m (2 and 4 ranks, m = 1, 2, 3), about 85 ps/B
-// up to ~80 KB per chunk and channel and 47 ps/B beyond. 0 for other ops, algorithms,
-// protocols, several servers, aligned chunks and zero costs.
+// reduceCopy's misaligned path (src/device/common_kernel.h: packs of one element, here one byte,
+// since NCCL moves all-gather data as int8) add to the ring's time rather than to its rate:
+// calibrate/data/h200x2-align, -align-run2 and h200x4-align give the same cost per misaligned
+// byte whatever the rank count and m (2 and 4 ranks, m = 1, 2, 3), about 85 ps/B up to ~80 KB
+// per chunk and channel and 47 ps/B beyond. 0 for other ops, algorithms, protocols, several
+// servers, aligned chunks and zero costs.
 double ring_misaligned_us(Op op, Algo algo, Proto proto, double bytes, int n_ranks, int channels,
                           int n_nodes, const NcclParams& params);
 
