@@ -45,7 +45,7 @@ std::vector<std::string> coll_choices(const std::string& args) {
 
 TEST_CASE("no committed H200 calibration moves a choice NCCL logged on any H200 run") {
   const cs::topo::Cluster cluster = cs::topo::load_cluster(kRoot + "/topologies/h200-4gpu.yaml");
-  const char* calibrations[] = {"h200x4", "h200x2"};
+  const char* calibrations[] = {"h200x4", "h200x2", "h200x4-run5"};
   const char* runs[] = {"h200x4",      "h200x4-run2", "h200x4-run3", "h200x4-run4",
                         "h200x4-run5", "h200x2",      "h200x2-run2", "h200x2-run3"};
   for (const char* cal_name : calibrations) {
@@ -80,6 +80,7 @@ TEST_CASE(
   // Each calibration on the topology `tests/golden/validate/refresh.sh` fits it on, NVLS on or
   // off alike on both sides (a calibration otherwise brings its runs' setting: below).
   const Case cases[] = {{"h200x4", "h200-4gpu", "4"},
+                        {"h200x4-run5", "h200-4gpu", "4"},
                         {"h200x2", "h200-4gpu", "2"},
                         {"h100x1", "dgx-h100", "8"},
                         {"h200x1", "dgx-h200", "8"}};

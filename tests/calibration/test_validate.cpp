@@ -220,3 +220,17 @@ TEST_CASE("the committed calibration file is what `clustersim fit` writes from t
   CHECK(read_text(out) == read_text(kData + "/calibration.json"));
   fs::remove(out);
 }
+
+TEST_CASE(
+    "the committed gated calibration of run 5 is what `clustersim fit --timing gated` writes") {
+  const fs::path out = cs::test::scratch_path("clustersim-test-calibration-gated.json");
+  const std::string run5 = kRoot + "/calibrate/data/h200x4-run5";
+  const std::string command = std::string("'") + CLUSTERSIM_BINARY + "' fit '" + run5 +
+                              "' --topology '" + kTopology + "' --timing gated -o '" +
+                              out.string() + "' >/dev/null 2>&1";
+  int status = 0;
+  run(command, status);
+  REQUIRE(status == 0);
+  CHECK(read_text(out) == read_text(run5 + "/calibration.json"));
+  fs::remove(out);
+}

@@ -12,6 +12,10 @@ bin=${1:-$root/build/sim/clustersim}
 "$bin" validate --topology "$root/topologies/h200-4gpu.yaml" --data "$root/calibrate/data/h200x4" \
   --calibration "$root/calibrate/data/h200x4/calibration.json" 2>/dev/null \
   > "$root/tests/golden/validate/h200x4.txt"
+# Run 5 fitted on the GPUs' own time (gated records): the calibration for predicting GPU-side
+# time (CUDA graphs, training steps) on another 4 x H200 machine.
+"$bin" fit "$root/calibrate/data/h200x4-run5" --topology "$root/topologies/h200-4gpu.yaml" \
+  --timing gated -o "$root/calibrate/data/h200x4-run5/calibration.json" >/dev/null
 # Run 3 of the same machine on the GPUs' own time (gated records), fitted in memory.
 "$bin" validate --topology "$root/topologies/h200-4gpu.yaml" --data "$root/calibrate/data/h200x4-run3" \
   --timing gated 2>/dev/null > "$root/tests/golden/validate/h200x4-run3-gated.txt"
