@@ -1,4 +1,4 @@
-// How many channels NCCL spreads a collective over (channel_parts.hpp).
+// How many channels and threads NCCL gives a collective (channel_parts.hpp).
 #include "collectives/channel_parts.hpp"
 
 #include <algorithm>
@@ -28,6 +28,25 @@ Count traffic_per_byte(Op op, int n_ranks) {
 }
 
 }  // namespace
+
+ChannelShrink nccl_channel_shrink(Algo algo, Proto proto, double bytes, int n_ranks,
+                                  int comm_channels, const NcclParams& params) {
+  const int ip = index_of(proto);
+  ChannelShrink out{comm_channels, params.max_threads[ip]};
+  if (algo == Algo::nvls || algo == Algo::nvls_tree) return out;
+  double threshold = params.thread_threshold[ip];
+  if (algo == Algo::ring && proto == Proto::ll) threshold *= n_ranks;
+  while (bytes < static_cast<double>(out.channels) * out.threads * threshold) {
+    if (out.channels >= 2) {
+      --out.channels;
+    } else if (out.threads % 128 == 0) {
+      out.threads /= 2;
+    } else {
+      break;
+    }
+  }
+  return out;
+}
 
 int nccl_channel_count(Op op, Proto proto, double bytes, int n_ranks, int task_channels,
                        int comm_channels, int element_bytes) {

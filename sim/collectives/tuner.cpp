@@ -178,27 +178,6 @@ Estimate estimate_one(const CommShape& s, Op op, double bytes, Algo a, Proto p,
   return e;
 }
 
-void shrink_channels(TunerChoice& c, double bytes, int n_ranks, const NcclParams& prm) {
-  const int ip = index_of(c.estimate.proto);
-  int nc = c.comm_channels;
-  int nt = prm.max_threads[ip];
-  double threshold = prm.thread_threshold[ip];
-  if (c.estimate.algo == Algo::ring && c.estimate.proto == Proto::ll) threshold *= n_ranks;
-  if (c.estimate.algo != Algo::nvls && c.estimate.algo != Algo::nvls_tree) {
-    while (bytes < static_cast<double>(nc) * nt * threshold) {
-      if (nc >= 2) {
-        --nc;
-      } else if (nt % 128 == 0) {
-        nt /= 2;
-      } else {
-        break;
-      }
-    }
-  }
-  c.n_channels = nc;
-  c.n_threads = nt;
-}
-
 }  // namespace
 
 bool nvls_enabled(const CommShape& shape, const TunerOptions& options) {
@@ -332,7 +311,10 @@ TunerChoice choose(const CommShape& shape, Op op, double bytes, const NcclParams
       best->algo == Algo::nvls || best->algo == Algo::nvls_tree
           ? c.graph_channels
           : std::min(c.graph_channels * params.runtime_channel_multiplier, params.max_channels);
-  shrink_channels(c, bytes, shape.n_ranks, params);
+  const ChannelShrink shrunk =
+      nccl_channel_shrink(best->algo, best->proto, bytes, shape.n_ranks, c.comm_channels, params);
+  c.n_channels = shrunk.channels;
+  c.n_threads = shrunk.threads;
   if (best->algo != Algo::nvls && best->algo != Algo::nvls_tree) {
     // NCCL divides the data in cells over the channels, which may leave some idle.
     c.n_channels = nccl_channel_count(op, best->proto, bytes, shape.n_ranks, c.n_channels,

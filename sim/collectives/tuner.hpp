@@ -91,11 +91,9 @@ std::vector<Estimate> estimate_all(const CommShape& shape, Op op, double bytes,
                                    const NcclParams& params, const TunerOptions& options);
 
 // The fastest enabled estimate of NCCL's table (ties: first in (algo, proto) order), timed without
-// NCCL's tree correction, with its channels shrunk:
-//   nc = comm channels (graph x multiplier; NVLS its own), nt = maxThreads; while bytes < nc * nt *
-//   threshold: nc-- if nc >= 2, else nt /= 2 while nt is a multiple of 128; then the channels
-//   NCCL's cells fill of those nc (channel_parts.hpp nccl_channel_count). NVLS keeps its
-//   channels.
+// NCCL's tree correction, on the communicator's channels (graph x multiplier; NVLS its own),
+// shrunk for small messages and then cut to those NCCL's cells fill (channel_parts.hpp
+// nccl_channel_shrink, nccl_channel_count). NVLS keeps its channels.
 // All-to-all and send/recv return a p2p choice (collectives/p2p_plan.hpp): n_channels = the
 // channels one peer's send is striped over (bytes per peer: S / n for all-to-all, S for
 // send/recv), busBw = p2p_send_GBps (those channels, capped at the send's share of the p2p

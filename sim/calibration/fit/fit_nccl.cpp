@@ -49,10 +49,11 @@ Shapes shapes_for(const topo::ClusterGraph& graph, const std::vector<int>& count
   return s;
 }
 
-// Training rows of one (algo, proto): x = {1, steps, B * busBw}, t in us, where B is the
-// bandwidth part of the simulator's own time for the call under the current constants (its time
-// less the call's run latency). B * busBw is the byte count the simulator moves at busBw (busBw /
-// algBw and the small-message channel shrink included), so the third coefficient is 1 / busBw.
+// Training rows of one (algo, proto): x = {1, steps, B * busBw, the ring fill's kB}, t in us,
+// where B is the bandwidth part of the simulator's own time for the call under the current
+// constants (its time less the call's run latency; a misaligned all-gather's added time is known,
+// not fitted). B * busBw is the byte count the simulator moves at busBw (busBw / algBw and the
+// small-message channel shrink included), so the third coefficient is 1 / busBw.
 // Host-paced points the host floor of their collective hides are left out. Host-paced data
 // shows the GPUs' latency nowhere (the floor hides it at every size it would show), so with
 // `fixed_latency` the latency stays the simulator's (NCCL's own figures, which the gated runs
@@ -60,7 +61,7 @@ Shapes shapes_for(const topo::ClusterGraph& graph, const std::vector<int>& count
 using FloorsByOp = std::map<std::string, HostFloors>;
 std::vector<FitRow> rows_for(const Measurements& data, const Split& split, const std::string& only,
                              Algo algo, Proto proto, Predictor& simulator, const FloorsByOp& floors,
-                             bool fixed_latency, double simulator_fill_GBps) {
+                             bool fixed_latency) {
   std::vector<FitRow> rows;
   for (const NcclPoint& p : data.nccl) {
     if (!only.empty() && p.op != only) continue;
@@ -91,20 +92,17 @@ std::vector<FitRow> rows_for(const Measurements& data, const Split& split, const
       return coll::ring_fill_us(*op, algo, proto, p.bytes, p.n_ranks, r.choice.n_channels, 1, rate);
     };
     const double fill_kB = fill_us(1.0);
-    const double latency_less_fill = latency_us - fill_us(simulator_fill_GBps);
-    // Misaligned all-gather chunks' time is a prior (ring_alignment.hpp), not refitted.
-    const double misaligned_us = coll::ring_misaligned_us(
-        *op, algo, proto, p.bytes, p.n_ranks, r.choice.n_channels, 1, simulator.params());
+    const double latency_less_fill = latency_us - fill_us(simulator.params().ring_fill_GBps);
     if (fixed_latency) {
       rows.push_back(
           {{0.0, 0.0, bandwidth_us * e.bus_bw_GBps, fill_kB}, p.time_us, 1.0, latency_less_fill});
       continue;
     }
-    rows.push_back({{1.0, static_cast<double>(latency_steps(*op, algo, p.n_ranks)),
-                     bandwidth_us * e.bus_bw_GBps, fill_kB},
-                    p.time_us,
-                    1.0,
-                    misaligned_us});
+    const double steps = latency_steps(*op, algo, p.n_ranks);
+    const double misaligned_us = coll::ring_misaligned_us(
+        *op, algo, proto, p.bytes, p.n_ranks, r.choice.n_channels, 1, simulator.params());
+    rows.push_back(
+        {{1.0, steps, bandwidth_us * e.bus_bw_GBps, fill_kB}, p.time_us, 1.0, misaligned_us});
   }
   return rows;
 }
@@ -304,8 +302,8 @@ NcclFit fit_nccl(const Measurements& data, const Split& split, const topo::Clust
   coll::NcclParams params = out.params;
   for (int pass = 0; pass < 2; ++pass) {
     Predictor simulator(graph.cluster(), params);
-    const auto rows = rows_for(data, split, op, Algo::ring, Proto::simple, simulator, floors,
-                               fixed_latency, params.ring_fill_GBps);
+    const auto rows =
+        rows_for(data, split, op, Algo::ring, Proto::simple, simulator, floors, fixed_latency);
     if (rows.empty()) break;
     const NcclConfigFit f = fit_config(rows, Algo::ring, Proto::simple, params.ring_fill_GBps);
     if (f.bus_GBps > 0)
@@ -324,8 +322,7 @@ NcclFit fit_nccl(const Measurements& data, const Split& split, const topo::Clust
   Predictor simulator(graph.cluster(), params);
   fitted.source = "calibrated (" + (op.empty() ? std::string("every op") : op) + ")";
   for (const auto& [algo, proto] : order) {
-    const auto rows = rows_for(data, split, op, algo, proto, simulator, floors, fixed_latency,
-                               params.ring_fill_GBps);
+    const auto rows = rows_for(data, split, op, algo, proto, simulator, floors, fixed_latency);
     if (rows.size() < 3) continue;
     const double prior_hop = params.hop_latency_us[coll::index_of(reference.intra)]
                                                   [coll::index_of(algo)][coll::index_of(proto)];
