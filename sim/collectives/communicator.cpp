@@ -192,10 +192,14 @@ void Communicator::run(EventQueue& queue, net::NetworkModel& network, const Coll
     // Point-to-point: each (rank, peer) send is striped over the tuner's channels, so it runs at
     // most channels x the per-channel rate; the links share what the sends of all peers carry.
     const double p2p_cap_Bps = ch.estimate.bus_bw_GBps > 0 ? ch.estimate.bus_bw_GBps * 1e9 : inf;
+    // Across servers a p2p byte takes 1 / p2p_net_wire_efficiency bytes of the NICs' time
+    // (p2p_plan.hpp); every shift of a multi-server communicator has ranks whose peer is remote.
+    const double wire = layout_.shape.n_nodes > 1 ? 1.0 / p2p_net_wire_efficiency : 1.0;
     // Each send is striped over the rails of its GPU's own NICs (PathBuilder::p2p_shift).
     const int rails = builder_.rails();
     if (ch.p2p && call.op == Op::send_recv) {  // nccl-tests: every rank sends S to rank + 1
-      for (int r = 0; r < rails; ++r) add_p2p(pass, 1, 1 + r, S / rails, p2p_cap_Bps / rails);
+      for (int r = 0; r < rails; ++r)
+        add_p2p(pass, 1, 1 + r, wire * S / rails, wire * p2p_cap_Bps / rails);
       state->passes.push_back(std::move(pass));
     } else if (ch.p2p) {  // all-to-all: every rank sends S / n to every other rank at once
       int server_gpus = 0;
@@ -207,8 +211,8 @@ void Communicator::run(EventQueue& queue, net::NetworkModel& network, const Coll
           std::max(16, static_cast<int>(kAllToAllSends / (static_cast<double>(n) * rails)));
       for (const ShiftGroup& g : alltoall_shifts(n, server_gpus, kExactAllToAllRanks, groups)) {
         for (int r = 0; r < rails; ++r)
-          add_p2p(pass, g.distance, g.distance + r, g.weight * S / n / rails,
-                  g.weight * p2p_cap_Bps / rails);
+          add_p2p(pass, g.distance, g.distance + r, wire * g.weight * S / n / rails,
+                  wire * g.weight * p2p_cap_Bps / rails);
       }
       state->passes.push_back(std::move(pass));
     } else {

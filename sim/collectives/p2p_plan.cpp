@@ -107,6 +107,13 @@ int p2p_peers(Op op, int n_ranks) {
   return n_ranks == 2 ? 1 : 2;
 }
 
+int p2p_remote_peers(Op op, int n_ranks, int n_nodes) {
+  if (n_nodes <= 1 || n_ranks <= 1) return 0;
+  const int server_gpus = std::max(n_ranks / n_nodes, 1);
+  if (op == Op::all_to_all) return n_ranks - server_gpus;
+  return server_gpus == 1 ? p2p_peers(op, n_ranks) : 1;
+}
+
 std::vector<ShiftGroup> alltoall_shifts(int n_ranks, int server_gpus, int exact_ranks, int groups) {
   std::vector<ShiftGroup> out;
   const int lo = std::max(1, server_gpus);  // from here on every peer is on another server

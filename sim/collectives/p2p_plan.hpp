@@ -90,6 +90,25 @@ inline constexpr double p2p_pack_width_ratio = 4.0 / 16.0;
 double p2p_send_GBps(double rate_channels, Proto proto, double per_channel_GBps, bool full_packs,
                      int sends, const NcclParams& params);
 
+// Point-to-point across servers, through NCCL's network proxy. Read off the published Azure NDmv4
+// all-to-all sets (calibrate/published/multinode.yaml, role fit; HDR InfiniBand, NCCL 2.17):
+// - the wire: 2 x 8 GPUs at 1 GiB and 4 GiB ran at 0.841 and 0.841 of the time this model gives
+//   with every byte at the NICs' rate (busbw 37.80 and 37.81 GB/s), where all-reduce and
+//   all-gather on the same servers reach it (1.4-6.1 %): a p2p byte costs 1 / 0.84 bytes of a
+//   NIC's time. The AWS p5 all-to-all check sets (EFA, 2-32 servers) fall on the same fraction
+//   from 512 MiB up (0.81-0.86), never fitted;
+// - each further peer on another server: 2 x 8 GPUs at 1 KiB took 49.75 us, 2 x 1 GPU 29.84 us
+//   (one remote peer); the 7 more remote peers cost (49.75 - 29.84) / 7 = 2.84 us each, the
+//   proxy posting and progressing each peer's connections in turn (the 7 more local peers cost
+//   next to nothing: one server of 8 takes 9.34 us). The p5 check sets' fixed cost grows by 2.4
+//   us per remote peer from 16 to 256 ranks.
+inline constexpr double p2p_net_wire_efficiency = 0.84;
+inline constexpr double p2p_net_peer_latency_us = 2.84;
+
+// Peers of one rank on other servers (n / nodes ranks per server): all-to-all n - n / nodes;
+// send/recv's two neighbours (one on two ranks), both remote with one GPU per server, else one.
+int p2p_remote_peers(Op op, int n_ranks, int n_nodes);
+
 // Distinct peers one rank sends to or receives from: nccl-tests' sendrecv sends to rank + 1 and
 // receives from rank - 1 (one peer on two ranks, two beyond); all-to-all reaches n - 1.
 int p2p_peers(Op op, int n_ranks);

@@ -274,8 +274,10 @@ TEST_CASE(
 
 TEST_CASE("all-to-all beyond 1,024 ranks runs on grouped distances and keeps every byte") {
   // 256 DGX H100 (2,048 ranks) on the rail-optimized NDR fabric. Each GPU sends (n - 8) / n of
-  // the buffer through its own 50 GB/s NIC, so busbw = S (n - 1) / n / t cannot pass
-  // 50 GB/s x (n - 1) / (n - 8) = 50.2 GB/s: faster would mean bytes were dropped by grouping.
+  // the buffer through its own 50 GB/s NIC at p2p_net_wire_efficiency 0.84, so busbw = S (n - 1)
+  // / n / t cannot pass 0.84 x 50 GB/s x (n - 1) / (n - 8) = 42.2 GB/s: faster would mean bytes
+  // were dropped by grouping. Slower than 10 GB/s would be more than the remote peers' 2,040 x
+  // 2.84 us = 5.8 ms of latency and that wire rate (256 MiB: 6.4 ms) explain.
   const std::string command = std::string("env -u NCCL_ALGO -u NCCL_PROTO '") + CLUSTERSIM_BINARY +
                               "' coll -t '" + CLUSTERSIM_SOURCE_DIR +
                               "/topologies/dgx-h100-16node.yaml' --nodes 256 --op alltoall "
@@ -289,6 +291,31 @@ TEST_CASE("all-to-all beyond 1,024 ranks runs on grouped distances and keeps eve
   for (std::string cell; std::getline(row, cell, ',');) cells.push_back(cell);
   REQUIRE(cells.size() > 8);
   const double busbw = std::stod(cells[7]);
-  CHECK(busbw > 20);
-  CHECK(busbw <= 50.2);
+  CHECK(busbw > 10);
+  CHECK(busbw <= 42.2);
+}
+
+TEST_CASE("point-to-point across servers: the wire's efficiency and the remote peers") {
+  // Remote peers: all-to-all on 2 x 8 reaches the 8 of the other server; send/recv one neighbour
+  // across, both when each server has one GPU; one server none.
+  CHECK(p2p_remote_peers(Op::all_to_all, 16, 2) == 8);
+  CHECK(p2p_remote_peers(Op::all_to_all, 256, 32) == 248);
+  CHECK(p2p_remote_peers(Op::send_recv, 16, 2) == 1);
+  CHECK(p2p_remote_peers(Op::send_recv, 4, 4) == 2);
+  CHECK(p2p_remote_peers(Op::send_recv, 2, 2) == 1);
+  CHECK(p2p_remote_peers(Op::all_to_all, 8, 1) == 0);
+
+  // Two servers of one GPU, each with one NIC of 50 GB/s x 0.5 = 25 GB/s; channels fast enough
+  // not to pace. All-to-all of S: each rank sends S / 2 through its NIC at 0.84 of its rate, so
+  // doubling S from 1 GiB adds 2^29 B / (0.84 x 25e9 B/s) = 25565.281524 us (latency cancels).
+  const topo::Cluster cluster = testing::nvswitch_cluster(2, testing::ServerSpec{1, 1.0, 0.5});
+  const topo::ClusterGraph graph(cluster);
+  NcclParams prm = nccl_priors(GpuArch::hopper);
+  prm.p2p_per_channel_GBps = 1000.0;
+  Communicator comm(graph, testing::first_ranks(2), prm);
+  const double t1 =
+      simulate_alone(comm, p2p_call(Op::all_to_all, 1024 * kMiB), Fidelity::flow).time_us();
+  const double t2 =
+      simulate_alone(comm, p2p_call(Op::all_to_all, 2048 * kMiB), Fidelity::flow).time_us();
+  CHECK(t2 - t1 == doctest::Approx(25565.281524).epsilon(1e-6));
 }

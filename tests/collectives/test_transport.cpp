@@ -201,6 +201,26 @@ TEST_CASE("point-to-point sends stripe over a GPU's own NICs") {
   CHECK(layout.shape.ring.bw_inter_GBps > 12.5);
 }
 
+TEST_CASE("an all-to-all across servers pays each further remote peer") {
+  const NcclParams prm = nccl_priors(GpuArch::hopper);
+  CommShape s;
+  s.n_ranks = 16;
+  s.n_nodes = 2;
+  s.intra = LinkClass::nvlink;
+  s.ring = GraphInfo{16, 22.5, 22.5};
+  s.tree = s.ring;
+  s.net_step_latency_us = 27.9;
+  const TunerChoice c = choose(s, Op::all_to_all, 1 << 30, prm, TunerOptions{});
+  REQUIRE(c.p2p);
+  REQUIRE(c.estimate.proto == Proto::simple);
+  // One peer: Ring Simple base 8.4 + NCCL's network hop 14.0; 14 further peers x 0.37 (Hopper
+  // prior) = 5.18; 7 further remote peers x 2.84 = 19.88: 47.46 us in NCCL's terms. The run
+  // swaps the hop for the transport's step, 27.9 + (14.0 - 2.7) = 39.2: 8.4 + 39.2 + 5.18 + 19.88
+  // = 72.66 us.
+  CHECK(c.estimate.latency_us == doctest::Approx(47.46));
+  CHECK(c.run_latency_us == doctest::Approx(72.66));
+}
+
 TEST_CASE("a multi-node Ring Simple all-reduce keeps NCCL's plateau factor, not the plugin's") {
   const NcclParams prm = nccl_priors(GpuArch::hopper);
   CommShape s;
