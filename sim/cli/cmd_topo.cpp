@@ -61,7 +61,10 @@ json summary_json(const topo::Cluster& cluster, const topo::TopologySummary& s) 
                      {"cores", f.cores.size()},
                      {"pods", f.pods},
                      {"leaf_ports", f.leaf_ports},
-                     {"oversubscription", f.oversubscription}};
+                     {"oversubscription", f.oversubscription},
+                     {"spray", f.spray}};
+    // Spraying builds one logical spine per plane (fabric.hpp); the physical count, every plane.
+    if (f.spray) out["fabric"]["sprayed_spines"] = f.sprayed_spines * f.planes;
   }
   for (const auto& g : s.servers) {
     out["servers"].push_back({{"template", g.template_name},

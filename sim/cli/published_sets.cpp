@@ -22,8 +22,11 @@ namespace {
 
 using topo::yaml::Fields;
 
-// Environment variables the simulator reads from a set's `env`.
-const std::vector<std::string> kModelledEnv = {"NCCL_ALGO", "NCCL_PROTO", "NCCL_NVLS_ENABLE"};
+// Environment variables the simulator reads from a set's `env`. NCCL_TUNER_PLUGIN names the
+// aws-ofi-nccl tuner in the published p5 runs, which the model applies wherever the servers are
+// p5 instances on EFA (collectives/ofi_tuner.hpp), as the plugin does.
+const std::vector<std::string> kModelledEnv = {"NCCL_ALGO", "NCCL_PROTO", "NCCL_NVLS_ENABLE",
+                                               "NCCL_TUNER_PLUGIN"};
 
 double parse_figure(const std::string& text, const SourceLoc& at, const std::string& key) {
   char* end = nullptr;

@@ -168,6 +168,11 @@ CommLayout make_layout(RouteCache& routes, const std::vector<int>& ranks,
       if (is_network(l->kind) && nic == 0) {
         shape.net_step_latency_us = us_from_ps(l->step_latency);
         shape.net_plugin_latency_us = net_plugin_latency_us(l->kind);
+        // aws-ofi-nccl, NCCL's network plugin on EFA, also serves as its tuner; it keys its
+        // regions on the instance type, which the server template's name is on AWS files.
+        if (l->kind == LinkKind::efa && sample->server >= 0)
+          shape.ofi_tuner =
+              ofi_platform(c.servers[static_cast<std::size_t>(sample->server)].template_name);
       }
       if (is_network(l->kind)) nic += nccl_link_GBps(*l, params);
       if (l->kind == LinkKind::pcie && nic_pcie == 0) nic_pcie = nccl_link_GBps(*l, params);

@@ -307,6 +307,16 @@ TunerChoice choose(const CommShape& shape, Op op, double bytes, const NcclParams
   for (const Estimate& e : table) {
     if (e.time_us < best->time_us) best = &e;
   }
+  // aws-ofi-nccl's tuner sets its region's entry of NCCL's cost table to 0 where NCCL could run
+  // it (ofi_tuner.hpp), which NCCL then picks.
+  auto find = [&](Algo a, Proto p) -> const Estimate* {
+    for (const Estimate& e : table)
+      if (e.algo == a && e.proto == p) return &e;
+    return nullptr;
+  };
+  const auto plugin = ofi_tuner_choice(shape.ofi_tuner, op, bytes, shape.n_ranks, shape.n_nodes,
+                                       [&](Algo a, Proto p) { return find(a, p) != nullptr; });
+  if (plugin) best = find(plugin->algo, plugin->proto);
   TunerChoice c;
   c.estimate = *best;
   c.graph_channels = graph_of(shape, best->algo).n_channels;

@@ -9,6 +9,7 @@
 
 #include "collectives/channel_search.hpp"
 #include "collectives/nccl_params.hpp"
+#include "collectives/ofi_tuner.hpp"
 
 namespace cs::coll {
 
@@ -27,8 +28,10 @@ struct CommShape {
   // The time side (transport.hpp), never read by the choice: one network step of the fabric's
   // transport, us (0: NCCL's own hop figures, as on one server).
   double net_step_latency_us = 0;
-  // The choice side: what NCCL's network plugin reports as its latency, us (comm_layout.hpp).
+  // The choice side: what NCCL's network plugin reports as its latency, us (comm_layout.hpp),
+  // and the platform of aws-ofi-nccl's tuner, which overrides NCCL's choice (ofi_tuner.hpp).
   double net_plugin_latency_us = 0;
+  OfiPlatform ofi_tuner = OfiPlatform::none;
 };
 
 // Which algorithms and protocols may be used (bit i = index_of(...)): NCCL_ALGO / NCCL_PROTO.

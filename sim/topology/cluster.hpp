@@ -106,6 +106,11 @@ struct FabricInfo {
   // every plane; leaves, spines and cores above list plane 0's first, then plane 1's, ...
   // (equal counts per plane); `pods` counts one plane's.
   int planes = 1;
+  // `spray`: each level above the leaves is one logical switch per plane (per pod for a third
+  // level's spines) standing for this many physical switches of that level (fabric.hpp).
+  bool spray = false;
+  long long sprayed_spines = 0;  // per plane (per pod with three levels)
+  long long sprayed_cores = 0;   // per plane
 };
 
 // A server template's rental price: what `clustersim plan` charges per server and hour. From the

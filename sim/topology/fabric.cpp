@@ -170,9 +170,14 @@ void build_two_levels(const spec::FabricSpec& fabric, const Layer& leaves,
                          std::to_string(ports) +
                          " leaves); raise leaf_ports, or add levels: 3 for a third switch level");
   }
-  const Layer joined = join_layer(fabric, leaves, spines, prefix + "spine", 0, builder);
+  // Spraying spreads every flow's packets evenly over a leaf's uplinks, whichever spine each
+  // reaches: in a flow model that is one logical spine, each leaf's uplinks one trunk to it (the
+  // leaf's up capacity is the same; no flow is bound to one spine's links).
+  const Layer joined =
+      join_layer(fabric, leaves, fabric.spray ? 1 : spines, prefix + "spine", 0, builder);
   info.spines.insert(info.spines.end(), joined.nodes.begin(), joined.nodes.end());
   info.levels = 2;
+  if (fabric.spray) info.sprayed_spines = spines;
 }
 
 // Three levels: leaves in pods of `pod_leaves`, each pod joined by its own spines of
@@ -290,6 +295,11 @@ void build_plane(const spec::FabricSpec& fabric, const std::vector<std::vector<i
     return;  // one leaf carries all traffic
   }
   if (fabric.levels == 3) {
+    if (fabric.spray) {
+      throw InputError(fabric.levels_loc, "levels",
+                       "spray is generated for two-level fabrics only; remove spray or use "
+                       "levels: 2");
+    }
     const int rails =
         fabric.kind == spec::FabricKind::rail_optimized ? static_cast<int>(groups.size()) : 1;
     build_three_levels(fabric, leaves, rail_index, rails, prefix, builder);
@@ -307,6 +317,7 @@ void build_fabric(const spec::FabricSpec& fabric, ClusterBuilder& builder) {
   FabricInfo& info = cluster.fabric;
   info.kind = kind_name(fabric.kind);
   info.planes = fabric.planes;
+  info.spray = fabric.spray;
   if (fabric.kind != spec::FabricKind::single_switch) {
     info.leaf_ports = fabric.leaf_ports;
     info.oversubscription = fabric.oversubscription;

@@ -3,6 +3,9 @@
 //  - single_switch: every NIC on one switch;
 //  - fat_tree: two levels; NICs fill leaves in server order, leaves' uplinks spread over spines;
 //  - rail_optimized: NIC i of every server on the leaves of rail i, rails joined by spines.
+// `spray: true` (two levels): the fabric sprays every flow's packets over all equal-cost paths
+// (AWS EFA's SRD), so the spines stand as one logical spine, each leaf's uplinks one trunk to
+// it; without it each flow keeps to one spine (ECMP), as the route search picks it.
 #pragma once
 
 #include "topology/expand_builder.hpp"

@@ -86,14 +86,14 @@ ServerPrice parse_price(const Fields& server, const std::string& template_name,
 spec::FabricSpec parse_fabric(const Fields& root, const std::string& file) {
   Fields f(root.node("fabric"), "fabric", "fabric", file, root.loc("fabric"),
            {"kind", "link", "leaf_ports", "oversubscription", "spines", "levels", "pod_leaves",
-            "planes"});
+            "planes", "spray"});
   spec::FabricSpec fabric;
   fabric.loc = f.loc();
   const std::string kind = f.text("kind");
   const std::vector<std::string> kinds = {"single_switch", "fat_tree", "rail_optimized"};
   if (kind == "single_switch") {
     fabric.kind = spec::FabricKind::single_switch;
-    f.forbid({"leaf_ports", "oversubscription", "spines", "levels", "pod_leaves"},
+    f.forbid({"leaf_ports", "oversubscription", "spines", "levels", "pod_leaves", "spray"},
              "a single_switch fabric", "link");
   } else if (kind == "fat_tree") {
     fabric.kind = spec::FabricKind::fat_tree;
@@ -125,6 +125,7 @@ spec::FabricSpec parse_fabric(const Fields& root, const std::string& file) {
     fabric.pod_leaves =
         static_cast<int>(f.optional_integer("pod_leaves", 1, kMaxCount).value_or(0));
     fabric.pod_leaves_loc = f.loc("pod_leaves");
+    fabric.spray = f.optional_bool("spray").value_or(false);
   }
   return fabric;
 }

@@ -81,6 +81,9 @@ struct FabricSpec {
   int levels = 2;               // switch levels: 2 (leaf, spine) or 3 (leaf, pod spine, core)
   int pod_leaves = 0;           // 3 levels: leaves per pod; 0: leaf_ports / 2
   int planes = 1;               // identical switch fabrics; every NIC has one port on each
+  // Per-packet spraying over every equal-cost path (EFA's SRD): the switches above the leaves
+  // act as one logical switch per level, each lower switch's uplinks one trunk to it.
+  bool spray = false;
   SourceLoc loc;
   SourceLoc leaf_ports_loc;
   SourceLoc oversubscription_loc;

@@ -49,7 +49,12 @@ void write_fabric(std::ostringstream& out, const FabricInfo& f) {
   out << std::to_string(f.levels) << (f.levels == 1 ? " level" : " levels") << ": "
       << count(f.leaves.size(), f.kind == "single_switch" ? "switch" : "leaf",
                f.kind == "single_switch" ? "switches" : "leaves");
-  if (!f.spines.empty()) out << ", " << count(f.spines.size(), "spine", "spines");
+  if (!f.spines.empty() && f.spray) {
+    out << ", 1 logical spine (spraying over "
+        << count(static_cast<std::size_t>(f.sprayed_spines) * planes, "spine", "spines") << ")";
+  } else if (!f.spines.empty()) {
+    out << ", " << count(f.spines.size(), "spine", "spines");
+  }
   if (f.pods > 1) out << " in " << f.pods << " pods";
   if (!f.cores.empty()) out << ", " << count(f.cores.size(), "core", "cores");
   if (f.leaf_ports > 0) {
