@@ -67,6 +67,18 @@ bool is_network(const topo::Link& l) {
          l.kind == topo::LinkKind::ethernet;
 }
 
+// Two servers of 8 NVLink GPUs, 16 graph channels of 22.5 GB/s, EFA's 27.9 us network step.
+CommShape two_servers_of_eight() {
+  CommShape s;
+  s.n_ranks = 16;
+  s.n_nodes = 2;
+  s.intra = LinkClass::nvlink;
+  s.ring = GraphInfo{16, 22.5, 22.5};
+  s.tree = s.ring;
+  s.net_step_latency_us = 27.9;
+  return s;
+}
+
 }  // namespace
 
 TEST_CASE("network steps on a ring's critical path") {
@@ -85,13 +97,7 @@ TEST_CASE("network steps on a ring's critical path") {
 
 TEST_CASE("the transport's latency floor of a 2-server tree all-reduce") {
   const NcclParams prm = nccl_priors(GpuArch::hopper);
-  CommShape s;
-  s.n_ranks = 16;
-  s.n_nodes = 2;
-  s.intra = LinkClass::nvlink;
-  s.ring = GraphInfo{16, 22.5, 22.5};
-  s.tree = s.ring;
-  s.net_step_latency_us = 27.9;
+  CommShape s = two_servers_of_eight();
   const TunerChoice c = choose(s, Op::all_reduce, 8, prm, TunerOptions{});
   REQUIRE(c.estimate.algo == Algo::tree);
   REQUIRE(c.estimate.proto == Proto::ll);
@@ -203,13 +209,7 @@ TEST_CASE("point-to-point sends stripe over a GPU's own NICs") {
 
 TEST_CASE("an all-to-all across servers pays each further remote peer") {
   const NcclParams prm = nccl_priors(GpuArch::hopper);
-  CommShape s;
-  s.n_ranks = 16;
-  s.n_nodes = 2;
-  s.intra = LinkClass::nvlink;
-  s.ring = GraphInfo{16, 22.5, 22.5};
-  s.tree = s.ring;
-  s.net_step_latency_us = 27.9;
+  const CommShape s = two_servers_of_eight();
   const TunerChoice c = choose(s, Op::all_to_all, 1 << 30, prm, TunerOptions{});
   REQUIRE(c.p2p);
   REQUIRE(c.estimate.proto == Proto::simple);
@@ -223,13 +223,7 @@ TEST_CASE("an all-to-all across servers pays each further remote peer") {
 
 TEST_CASE("a multi-node Ring Simple all-reduce keeps NCCL's plateau factor, not the plugin's") {
   const NcclParams prm = nccl_priors(GpuArch::hopper);
-  CommShape s;
-  s.n_ranks = 16;
-  s.n_nodes = 2;
-  s.intra = LinkClass::nvlink;
-  s.ring = GraphInfo{16, 22.5, 22.5};
-  s.tree = s.ring;
-  s.net_step_latency_us = 27.9;
+  CommShape s = two_servers_of_eight();
   s.net_plugin_latency_us = 75;
   TunerOptions forced;
   forced.algo_mask = 1u << index_of(Algo::ring);
