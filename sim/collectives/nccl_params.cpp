@@ -294,4 +294,18 @@ bool same_search_figures(const NcclParams& a, const NcclParams& b) {
          a.nvls_channels == b.nvls_channels;
 }
 
+double nccl_tree_correction(Proto p, double bytes) {
+  static constexpr double kFactor[kProtoCount][23] = {
+      {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6, .5,
+       .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+      {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6, .6,
+       .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0},
+      {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
+  const auto units = static_cast<unsigned long long>(bytes) >> 6;
+  if (units == 0) return 1.0;
+  int log = 0;
+  for (auto u = units; u > 1; u >>= 1) ++log;
+  return log < 23 ? kFactor[index_of(p)][log] : 1.0;
+}
+
 }  // namespace cs::coll

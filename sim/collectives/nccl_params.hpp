@@ -144,4 +144,9 @@ bool same_search_figures(const NcclParams& a, const NcclParams& b);
 // NCCL's bandwidth figure for one PCIe link of a generation, GB/s (0 for an unknown generation).
 double nccl_pcie_GBps(const NcclParams& params, int generation);
 
+// NCCL 2.28 tuning.cc treeCorrectionFactor: Tree all-reduce reaches less than its model's
+// bandwidth at medium sizes; NCCL scales it by this factor, indexed by floor(log2(bytes / 64))
+// (64 B .. 256 MiB; 1 outside).
+double nccl_tree_correction(Proto p, double bytes);
+
 }  // namespace cs::coll

@@ -26,23 +26,6 @@ int steps_of(Op op, int n) {
   }
 }
 
-// NCCL 2.28 tuning.cc treeCorrectionFactor: Tree all-reduce reaches less than its model's
-// bandwidth at medium sizes; NCCL scales it by this factor, indexed by floor(log2(bytes / 64))
-// (64 B .. 256 MiB; 1 outside).
-double tree_correction(Proto p, double bytes) {
-  static constexpr double kFactor[kProtoCount][23] = {
-      {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6, .5,
-       .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
-      {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6, .6,
-       .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0},
-      {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
-  const auto units = static_cast<unsigned long long>(bytes) >> 6;
-  if (units == 0) return 1.0;
-  int log = 0;
-  for (auto u = units; u > 1; u >>= 1) ++log;
-  return log < 23 ? kFactor[index_of(p)][log] : 1.0;
-}
-
 // Whether NCCL would consider (algo, proto) for this op on this communicator.
 bool applicable(const CommShape& s, Op op, Algo a, Proto p, const TunerOptions& o) {
   if (!(o.algo_mask & (1u << index_of(a))) || !(o.proto_mask & (1u << index_of(p)))) return false;
@@ -117,7 +100,8 @@ Estimate estimate_one(const CommShape& s, Op op, double bytes, Algo a, Proto p,
   // 18-49% slower than their bandwidth at 1-32 MiB; on one server the forced-Tree H200 runs do not
   // follow the table (LL gets worse with it).
   const bool tree_shaped = (a == Algo::tree || a == Algo::nvls_tree) && op == Op::all_reduce;
-  if (tree_shaped && (nccl_time ? a == Algo::tree : nodes > 1)) algbw *= tree_correction(p, bytes);
+  if (tree_shaped && (nccl_time ? a == Algo::tree : nodes > 1))
+    algbw *= nccl_tree_correction(p, bytes);
   if (!nccl_time && a == Algo::nvls && prm.nvls_multimem_efficiency > 0) {
     // The run: each GPU's NVLink carries S (1 + 1/n) each way at the multimem rate.
     const double gpu_nvlink = nch * g.bw_intra_GBps;
