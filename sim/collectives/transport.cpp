@@ -90,4 +90,24 @@ double run_latency_us(const CommShape& shape, Op op, const TunerChoice& choice,
   return e.latency_us;
 }
 
+double nvls_tree_chunk_bytes(double bytes, int nodes, int concurrent_ops) {
+  constexpr double kNvlsChunk = 128 * 1024;   // NCCL_NVLS_CHUNKSIZE default
+  constexpr double kWideTreeMax = 64 * 1024;  // NCCL_NVLSTREE_MAX_CHUNKSIZE default from 4 servers
+  const double ops = std::max(concurrent_ops, 1);
+  double chunk = nodes >= 4 ? std::min(kNvlsChunk, kWideTreeMax) : kNvlsChunk;
+  if (bytes < 4 * ops * chunk && chunk > 65536) chunk = 65536;
+  if (bytes < 1 * ops * chunk && chunk > 32768) chunk = 32768;
+  return chunk;
+}
+
+double nvls_tree_fill_us(const CommShape& shape, Op op, Algo algo, double bytes, double algbw_GBps,
+                         const NcclParams& params) {
+  if (algo != Algo::nvls_tree || op != Op::all_reduce || shape.n_nodes <= 1) return 0;
+  if (!(algbw_GBps > 0) || !(bytes > 0)) return 0;
+  const int ops = params.nvls_channels * std::max(shape.nvls.n_channels, 1);
+  const double loop_bytes = ops * nvls_tree_chunk_bytes(bytes, shape.n_nodes, ops);
+  constexpr double kStagesBeyondRate = 2.0;  // three kernel stages in turn, the rate counts one
+  return kStagesBeyondRate * (loop_bytes / (algbw_GBps * 1e3) + shape.net_step_latency_us);
+}
+
 }  // namespace cs::coll

@@ -34,4 +34,19 @@ double ring_step_floor(const CommShape& shape, Proto proto, const NcclParams& pa
 double run_latency_us(const CommShape& shape, Op op, const TunerChoice& choice,
                       const NcclParams& params);
 
+// NCCL's NVLSTree chunk for a `bytes` all-reduce over `nodes` servers with `concurrent_ops`
+// (channels x heads) working at once (enqueue.cc calcCollChunking, NCCL 2.28): NCCL_NVLS_CHUNKSIZE
+// (128 KiB), at most 64 KiB from 4 servers (NCCL_NVLSTREE_MAX_CHUNKSIZE), 64 KiB below
+// 4 x ops x 128 KiB, 32 KiB below ops x 64 KiB.
+double nvls_tree_chunk_bytes(double bytes, int nodes, int concurrent_ops);
+
+// The pipeline fill of an NVLSTree all-reduce across servers, us. Each (channel, head) moves its
+// share in loops of one chunk; a chunk passes three stages of the kernel in turn (the child's
+// switch reduce and send up, the root's combine and send down, the child's multicast), so the
+// call takes two loop-times beyond its rate, plus the two network steps the chunk crosses (up
+// and down). A loop is nvls_channels x heads x chunk bytes at the call's rate `algbw_GBps`.
+// Zero on one server or for another algorithm.
+double nvls_tree_fill_us(const CommShape& shape, Op op, Algo algo, double bytes, double algbw_GBps,
+                         const NcclParams& params);
+
 }  // namespace cs::coll

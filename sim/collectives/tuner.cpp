@@ -95,12 +95,11 @@ Estimate estimate_one(const CommShape& s, Op op, double bytes, Algo a, Proto p,
     algbw = bus * n / std::max(nsteps, 1);
   if (a == Algo::tree) algbw = bus * 0.5;
   // NCCL's tree correction: its choice scales Tree all-reduce by it everywhere. The time does
-  // across servers, for Tree and NVLSTree alike: both pipeline chunks up and down a tree over
-  // the network, and on the fit sets (calibrate/published: the p5 and p4de pairs) trees run
-  // 18-49% slower than their bandwidth at 1-32 MiB; on one server the forced-Tree H200 runs do not
-  // follow the table (LL gets worse with it).
-  const bool tree_shaped = (a == Algo::tree || a == Algo::nvls_tree) && op == Op::all_reduce;
-  if (tree_shaped && (nccl_time ? a == Algo::tree : nodes > 1))
+  // across servers: Tree pipelines chunks up and down a tree over the network, and on the fit
+  // sets (calibrate/published: the p5 and p4de pairs) it runs 18-49% slower than its bandwidth
+  // at 1-32 MiB; on one server the forced-Tree H200 runs do not follow the table (LL gets worse
+  // with it). NVLSTree's time charges its pipeline fill instead (transport.hpp).
+  if (a == Algo::tree && op == Op::all_reduce && (nccl_time || nodes > 1))
     algbw *= nccl_tree_correction(p, bytes);
   if (!nccl_time && a == Algo::nvls && prm.nvls_multimem_efficiency > 0) {
     // The run: each GPU's NVLink carries S (1 + 1/n) each way at the multimem rate.
@@ -194,11 +193,13 @@ void retime(TunerChoice& c, const CommShape& shape, Op op, double bytes, const N
   only.proto_mask = 1u << index_of(c.estimate.proto);
   const std::vector<Estimate> timed = estimates(shape, op, bytes, params, only, false);
   if (!timed.empty()) c.estimate = timed.front();
-  c.run_latency_us = run_latency_us(shape, op, c, params) +
-                     ring_fill_us(op, c.estimate.algo, c.estimate.proto, bytes, shape.n_ranks,
-                                  c.n_channels, shape.n_nodes, params.ring_fill_GBps) +
-                     ring_misaligned_us(op, c.estimate.algo, c.estimate.proto, bytes, shape.n_ranks,
-                                        c.n_channels, shape.n_nodes, params);
+  c.run_latency_us =
+      run_latency_us(shape, op, c, params) +
+      ring_fill_us(op, c.estimate.algo, c.estimate.proto, bytes, shape.n_ranks, c.n_channels,
+                   shape.n_nodes, params.ring_fill_GBps) +
+      nvls_tree_fill_us(shape, op, c.estimate.algo, bytes, c.estimate.algo_bw_GBps, params) +
+      ring_misaligned_us(op, c.estimate.algo, c.estimate.proto, bytes, shape.n_ranks, c.n_channels,
+                         shape.n_nodes, params);
 }
 
 }  // namespace

@@ -87,11 +87,13 @@ TEST_CASE("NVLSTree estimate: NCCL's per-channel cap on 2 servers, the network o
   CHECK(estimate_all(efa, Op::all_reduce, 1e9, prm, nvls_tree_only()).front().latency_us ==
         doctest::Approx(366.8));
   // The run's latency: the transport's step (InfiniBand 9.6 us) plus NVLSTree Simple's network
-  // figure over Tree LL's (20.9 - 5.0): 25 + 2 x (9.6 + 15.9) = 76.0 us.
+  // figure over Tree LL's (20.9 - 5.0): 25 + 2 x (9.6 + 15.9) = 76.0 us; then the pipeline fill:
+  // 16 channels x 8 heads of 128 KiB chunks (1e9 B is over 4 x 128 x 128 KiB) = 16 MiB a loop,
+  // 16777216 / 246.19e3 = 68.15 us, twice, with the two 9.6 us steps: 155.5 us.
   CommShape ib = s;
   ib.net_step_latency_us = 9.6;
   const TunerChoice c = choose(ib, Op::all_reduce, 1e9, prm, nvls_tree_only());
-  CHECK(c.run_latency_us == doctest::Approx(76.0));
+  CHECK(c.run_latency_us == doctest::Approx(76.0 + 2 * (16777216 / (461.6 * 16 / 30 * 1e3) + 9.6)));
   // NVLSTree needs the switch's multicast, all-reduce, and NVLS on; one server runs NVLS.
   CommShape no_multicast = s;
   no_multicast.multicast = false;
@@ -168,17 +170,17 @@ TEST_CASE("NVLS follows the hardware: multicast on the switch, sm90 or newer") {
   CHECK_FALSE(comm.layout().shape.multicast);
 }
 
-TEST_CASE("across servers the tree correction times Tree and NVLSTree, NCCL's choice only Tree") {
+TEST_CASE("across servers the tree correction times Tree, NVLSTree pays its pipeline fill") {
   const NcclParams prm = nccl_priors(GpuArch::hopper);
   const CommShape s = two_dgx();
   const double bytes = 16.0 * 1024 * 1024;  // 262144 x 64 B: index 18, Simple row 0.7
-  // NCCL's table (its choice) leaves NVLSTree alone on Hopper (2.28 corrects Tree only).
+  // NCCL's table (its choice) leaves NVLSTree alone on Hopper (2.28 corrects Tree only); so does
+  // the call's time, which charges the pipeline's fill instead.
   CHECK(estimate_all(s, Op::all_reduce, bytes, prm, nvls_tree_only()).front().algo_bw_GBps ==
         doctest::Approx(461.6 * 16 / 30));
-  // The call's time across servers: 246.19 x 0.7 = 172.3 GB/s.
   const TunerChoice c = choose(s, Op::all_reduce, bytes, prm, nvls_tree_only());
-  CHECK(c.estimate.algo_bw_GBps == doctest::Approx(461.6 * 16 / 30 * 0.7));
-  // Tree Simple the same way: min(360 x 0.92, 16 x 41.4) / 2 = 165.6, x 0.7 in both.
+  CHECK(c.estimate.algo_bw_GBps == doctest::Approx(461.6 * 16 / 30));
+  // Tree Simple: min(360 x 0.92, 16 x 41.4) / 2 = 165.6, x 0.7 in both.
   TunerOptions tree;
   tree.algo_mask = 1u << index_of(Algo::tree);
   tree.proto_mask = 1u << index_of(Proto::simple);
@@ -187,4 +189,34 @@ TEST_CASE("across servers the tree correction times Tree and NVLSTree, NCCL's ch
   CHECK(choose(s, Op::all_reduce, bytes, prm, tree).estimate.algo_bw_GBps ==
         doctest::Approx(165.6 * 0.7));
   // One server: the time is uncorrected (test_tuner.cpp).
+}
+
+TEST_CASE("NVLSTree's fill: NCCL's chunk for the size and servers, two loops and two steps") {
+  // 128 ops (16 channels x 8 heads). 2 servers: 128 KiB from 4 x 128 x 128 KiB = 64 MiB up, 64 KiB
+  // from 128 x 64 KiB = 8 MiB, 32 KiB below. From 4 servers at most 64 KiB.
+  CHECK(nvls_tree_chunk_bytes(64.0 * 1024 * 1024, 2, 128) == 131072);
+  CHECK(nvls_tree_chunk_bytes(64.0 * 1024 * 1024 - 1, 2, 128) == 65536);
+  CHECK(nvls_tree_chunk_bytes(8.0 * 1024 * 1024, 2, 128) == 65536);
+  CHECK(nvls_tree_chunk_bytes(8.0 * 1024 * 1024 - 1, 2, 128) == 32768);
+  CHECK(nvls_tree_chunk_bytes(1e12, 4, 128) == 65536);
+  CHECK(nvls_tree_chunk_bytes(8.0 * 1024 * 1024 - 1, 4, 128) == 32768);
+  const NcclParams prm = nccl_priors(GpuArch::hopper);
+  CommShape s = two_dgx();
+  s.net_step_latency_us = 5.0;
+  // 16 MiB on 2 servers: 64 KiB chunks, a loop of 8 MiB at 200 GB/s = 41.94 us; 2 x (41.94 + 5).
+  const double mib16 = 16.0 * 1024 * 1024;
+  CHECK(nvls_tree_fill_us(s, Op::all_reduce, Algo::nvls_tree, mib16, 200, prm) ==
+        doctest::Approx(2 * (8388608 / 200e3 + 5.0)));
+  // 4 servers at 1 GiB: still 64 KiB, the same loop.
+  CommShape four = s;
+  four.n_ranks = 32;
+  four.n_nodes = 4;
+  CHECK(nvls_tree_fill_us(four, Op::all_reduce, Algo::nvls_tree, 1073741824.0, 200, prm) ==
+        doctest::Approx(2 * (8388608 / 200e3 + 5.0)));
+  // Nothing for another algorithm or on one server.
+  CHECK(nvls_tree_fill_us(s, Op::all_reduce, Algo::tree, mib16, 200, prm) == 0);
+  CommShape one = s;
+  one.n_ranks = 8;
+  one.n_nodes = 1;
+  CHECK(nvls_tree_fill_us(one, Op::all_reduce, Algo::nvls_tree, mib16, 200, prm) == 0);
 }
