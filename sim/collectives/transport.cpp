@@ -91,12 +91,13 @@ double run_latency_us(const CommShape& shape, Op op, const TunerChoice& choice,
 }
 
 double nvls_tree_chunk_bytes(double bytes, int nodes, int concurrent_ops) {
-  constexpr double kNvlsChunk = 128 * 1024;   // NCCL_NVLS_CHUNKSIZE default
-  constexpr double kWideTreeMax = 64 * 1024;  // NCCL_NVLSTREE_MAX_CHUNKSIZE default from 4 servers
+  constexpr double kKiB = 1024;
+  constexpr double kNvlsChunk = 128 * kKiB;   // NCCL_NVLS_CHUNKSIZE default
+  constexpr double kWideTreeMax = 64 * kKiB;  // NCCL_NVLSTREE_MAX_CHUNKSIZE default from 4 servers
   const double ops = std::max(concurrent_ops, 1);
-  double chunk = nodes >= 4 ? std::min(kNvlsChunk, kWideTreeMax) : kNvlsChunk;
-  if (bytes < 4 * ops * chunk && chunk > 65536) chunk = 65536;
-  if (bytes < 1 * ops * chunk && chunk > 32768) chunk = 32768;
+  double chunk = nodes >= 4 ? kWideTreeMax : kNvlsChunk;
+  if (bytes < 4 * ops * chunk && chunk > 64 * kKiB) chunk = 64 * kKiB;
+  if (bytes < 1 * ops * chunk && chunk > 32 * kKiB) chunk = 32 * kKiB;
   return chunk;
 }
 
