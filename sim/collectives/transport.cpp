@@ -90,12 +90,17 @@ double run_latency_us(const CommShape& shape, Op op, const TunerChoice& choice,
   return e.latency_us;
 }
 
-double nvls_tree_chunk_bytes(double bytes, int nodes, int concurrent_ops) {
+double nvls_tree_chunk_bytes(double bytes, int nodes, int concurrent_ops, OfiPlatform platform) {
   constexpr double kKiB = 1024;
-  constexpr double kNvlsChunk = 128 * kKiB;   // NCCL_NVLS_CHUNKSIZE default
-  constexpr double kWideTreeMax = 64 * kKiB;  // NCCL_NVLSTREE_MAX_CHUNKSIZE default from 4 servers
+  // NCCL_NVLS_CHUNKSIZE and NCCL_NVLSTREE_MAX_CHUNKSIZE (from 4 servers): NCCL's defaults, or the
+  // 512 KiB that aws-ofi-nccl sets for both on p5 / p5e (platform-aws.cpp, since v1.10).
+  const bool ofi_p5 = platform == OfiPlatform::p5;
+  const double nvls_chunk = ofi_p5 ? 512 * kKiB : 128 * kKiB;
+  const double wide_tree_max = ofi_p5 ? 512 * kKiB : 64 * kKiB;
   const double ops = std::max(concurrent_ops, 1);
-  double chunk = nodes >= 4 ? kWideTreeMax : kNvlsChunk;
+  double chunk = nodes >= 4 ? std::min(nvls_chunk, wide_tree_max) : nvls_chunk;
+  if (bytes < 32 * ops * chunk && chunk > 256 * kKiB) chunk = 256 * kKiB;
+  if (bytes < 16 * ops * chunk && chunk > 128 * kKiB) chunk = 128 * kKiB;
   if (bytes < 4 * ops * chunk && chunk > 64 * kKiB) chunk = 64 * kKiB;
   if (bytes < 1 * ops * chunk && chunk > 32 * kKiB) chunk = 32 * kKiB;
   return chunk;
@@ -106,7 +111,7 @@ double nvls_tree_fill_us(const CommShape& shape, Op op, Algo algo, double bytes,
   if (algo != Algo::nvls_tree || op != Op::all_reduce || shape.n_nodes <= 1) return 0;
   if (!(algbw_GBps > 0) || !(bytes > 0)) return 0;
   const int ops = params.nvls_channels * std::max(shape.nvls.n_channels, 1);
-  const double loop_bytes = ops * nvls_tree_chunk_bytes(bytes, shape.n_nodes, ops);
+  const double loop_bytes = ops * nvls_tree_chunk_bytes(bytes, shape.n_nodes, ops, shape.ofi_tuner);
   constexpr double kStagesBeyondRate = 2.0;  // three kernel stages in turn, the rate counts one
   return kStagesBeyondRate * (loop_bytes / (algbw_GBps * 1e3) + shape.net_step_latency_us);
 }

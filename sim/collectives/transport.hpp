@@ -36,9 +36,11 @@ double run_latency_us(const CommShape& shape, Op op, const TunerChoice& choice,
 
 // NCCL's NVLSTree chunk for a `bytes` all-reduce over `nodes` servers with `concurrent_ops`
 // (channels x heads) working at once (enqueue.cc calcCollChunking, NCCL 2.28): NCCL_NVLS_CHUNKSIZE
-// (128 KiB), at most 64 KiB from 4 servers (NCCL_NVLSTREE_MAX_CHUNKSIZE), 64 KiB below
-// 4 x ops x 128 KiB, 32 KiB below ops x 64 KiB.
-double nvls_tree_chunk_bytes(double bytes, int nodes, int concurrent_ops);
+// (128 KiB), at most 64 KiB from 4 servers (NCCL_NVLSTREE_MAX_CHUNKSIZE); then 256 KiB below
+// 32 x ops x chunk, 128 KiB below 16 x ops x chunk, 64 KiB below 4 x ops x chunk, 32 KiB below
+// ops x chunk. On p5 / p5e aws-ofi-nccl sets both variables to 512 KiB (`platform`).
+double nvls_tree_chunk_bytes(double bytes, int nodes, int concurrent_ops,
+                             OfiPlatform platform = OfiPlatform::none);
 
 // The pipeline fill of an NVLSTree all-reduce across servers, us. Each (channel, head) moves its
 // share in loops of one chunk; a chunk passes three stages of the kernel in turn (the child's

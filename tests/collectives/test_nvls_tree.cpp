@@ -191,7 +191,8 @@ TEST_CASE("across servers the tree correction times Tree, NVLSTree pays its pipe
   // One server: the time is uncorrected (test_tuner.cpp).
 }
 
-TEST_CASE("NVLSTree's fill: NCCL's chunk for the size and servers, two loops and two steps") {
+TEST_CASE(
+    "NVLSTree's fill: NCCL's chunk for the size, servers and plugin, two loops and two steps") {
   // 128 ops (16 channels x 8 heads). 2 servers: 128 KiB from 4 x 128 x 128 KiB = 64 MiB up, 64 KiB
   // from 128 x 64 KiB = 8 MiB, 32 KiB below. From 4 servers at most 64 KiB.
   CHECK(nvls_tree_chunk_bytes(64.0 * 1024 * 1024, 2, 128) == 131072);
@@ -200,6 +201,14 @@ TEST_CASE("NVLSTree's fill: NCCL's chunk for the size and servers, two loops and
   CHECK(nvls_tree_chunk_bytes(8.0 * 1024 * 1024 - 1, 2, 128) == 32768);
   CHECK(nvls_tree_chunk_bytes(1e12, 4, 128) == 65536);
   CHECK(nvls_tree_chunk_bytes(8.0 * 1024 * 1024 - 1, 4, 128) == 32768);
+  // aws-ofi-nccl on p5: 512 KiB for both, then the same halvings: 512 KiB from 32 x 128 x 512 KiB
+  // = 2 GiB, 256 KiB from 16 x 128 x 256 KiB = 512 MiB, 128 KiB from 64 MiB; 4 servers alike.
+  const double gib = 1024.0 * 1024 * 1024;
+  CHECK(nvls_tree_chunk_bytes(2 * gib, 2, 128, OfiPlatform::p5) == 524288);
+  CHECK(nvls_tree_chunk_bytes(2 * gib - 1, 2, 128, OfiPlatform::p5) == 262144);
+  CHECK(nvls_tree_chunk_bytes(gib / 2, 4, 128, OfiPlatform::p5) == 262144);
+  CHECK(nvls_tree_chunk_bytes(gib / 2 - 1, 4, 128, OfiPlatform::p5) == 131072);
+  CHECK(nvls_tree_chunk_bytes(64.0 * 1024 * 1024, 32, 128, OfiPlatform::p5) == 131072);
   const NcclParams prm = nccl_priors(GpuArch::hopper);
   CommShape s = two_dgx();
   s.net_step_latency_us = 5.0;
