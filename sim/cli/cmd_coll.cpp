@@ -38,6 +38,7 @@ struct CollArgs {
   std::string algo;
   std::string proto;
   std::string nvls;
+  std::string nccl;
   std::string fidelity = "flow";
   std::string calibration;
   bool host_paced = false;
@@ -91,6 +92,7 @@ void run_coll(const CollArgs& a, int servers, bool several, std::ostringstream& 
   options.nvls = a.nvls.empty()
                      ? coll::parse_nvls_enable(env_or("NCCL_NVLS_ENABLE", ""), "NCCL_NVLS_ENABLE")
                      : coll::parse_nvls_enable(a.nvls, "nvls");
+  options.nccl_version = coll::parse_nccl_version(a.nccl, "nccl");
   const double increment = parse_nccl_size(a.increment, "stepbytes");
   const double min_bytes = parse_nccl_size(a.min_bytes, "minbytes");
   double max_bytes = parse_nccl_size(a.max_bytes, "maxbytes");
@@ -225,7 +227,9 @@ void run_coll(const CollArgs& a, int servers, bool several, std::ostringstream& 
       << " GB/s, run on "
       << std::min(shape.ring.n_channels * comm.params().runtime_channel_multiplier,
                   comm.params().max_channels)
-      << "; NVLS " << (coll::nvls_enabled(shape, options) ? "on" : "off") << nvls_source << "\n#\n";
+      << "; NVLS " << (coll::nvls_enabled(shape, options) ? "on" : "off") << nvls_source;
+  if (options.nccl_version > 0) out << "; NCCL " << a.nccl << "'s choice";
+  out << "\n#\n";
   std::snprintf(line, sizeof line, "#%12s %13s %9s %7s %7s %10s %8s %8s  %-6s %-6s %8s\n", "size",
                 "count", "type", "redop", "root", "time", "algbw", "busbw", "algo", "proto",
                 "channels");
@@ -263,6 +267,10 @@ void add_coll_command(CLI::App& app) {
   cmd->add_option("--nvls", args->nvls,
                   "NVLS and NVLSTree on or off, as NCCL_NVLS_ENABLE=1/0 (default: that variable, "
                   "else NCCL's default: on where the NVSwitch has multicast, sm90 or newer)");
+  cmd->add_option(
+      "--nccl", args->nccl,
+      "The NCCL release whose algorithm choice to follow, e.g. 2.24.3 (default: 2.28.9, "
+      "the release of the priors; before 2.28 NCCL priced NVLS and NVLSTree otherwise)");
   cmd->add_option("--fidelity", args->fidelity, "Network model: flow (congestion) or analytical");
   cmd->add_option("--calibration", args->calibration,
                   "Calibration file (clustersim fit): fitted NCCL parameters and link figures");

@@ -74,7 +74,7 @@ PublishedSet parse_set(const YAML::Node& node, const std::string& file, const st
                        const SourceLoc& at) {
   const Fields f(node, "set", "sets", file, at,
                  {"name", "role", "source", "topology", "nodes", "gpus_per_node", "op", "in_place",
-                  "nvls", "env", "time_us", "busbw_GBps"});
+                  "nvls", "nccl", "env", "time_us", "busbw_GBps"});
   PublishedSet s;
   s.name = f.text("name");
   s.role = f.text("role");
@@ -94,6 +94,14 @@ PublishedSet parse_set(const YAML::Node& node, const std::string& file, const st
   if (!op) f.fail("op", "unknown collective '" + s.op + "'; valid: " + coll::valid_ops());
   s.in_place = flag(f, "in_place");
   s.nvls = flag(f, "nvls");
+  if (f.has("nccl")) {
+    const std::string release = f.text("nccl");
+    try {
+      s.nccl_version = coll::parse_nccl_version(release, "nccl");
+    } catch (const InputError&) {
+      f.fail("nccl", "'" + release + "' is not an NCCL release 2.12 - 2.99 (as 2.24.3 or 2.24)");
+    }
+  }
   if (f.has("env")) {
     const YAML::Node env = f.node("env");
     if (!env.IsMap()) f.fail("env", "must be a map of variable to value");
@@ -186,6 +194,7 @@ std::vector<ComparedSet> predict_sets(const std::vector<PublishedSet>& sets) {
     options.nvls = env("NCCL_NVLS_ENABLE").empty()
                        ? std::optional<bool>(s.nvls)
                        : coll::parse_nvls_enable(env("NCCL_NVLS_ENABLE"), "NCCL_NVLS_ENABLE");
+    options.nccl_version = s.nccl_version;
 
     const topo::ClusterGraph graph(cluster);
     coll::Communicator comm(graph, ranks, coll::nccl_priors(coll::comm_arch(cluster, ranks)));

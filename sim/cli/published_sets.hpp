@@ -29,13 +29,14 @@ struct PublishedSet {
   std::string op;
   bool in_place = false;
   bool nvls = false;
+  int nccl_version = 0;  // the NCCL release the run used (NCCL_VERSION_CODE); 0: not known
   std::map<std::string, std::string> env;  // as the run set it
   std::vector<PublishedPoint> points;      // ascending sizes
 };
 
 // Reads and checks a sets file: file:line:key errors for unknown keys, bad sizes, times or busbw,
 // a role other than fit/check, a flag other than true/false, a missing topology file, an op or an
-// env NCCL_ALGO / NCCL_PROTO the simulator does not know.
+// env NCCL_ALGO / NCCL_PROTO the simulator does not know, an `nccl` release it cannot read.
 std::vector<PublishedSet> load_published_sets(const std::string& path);
 
 struct ComparedPoint {

@@ -111,7 +111,9 @@ double nvls_tree_fill_us(const CommShape& shape, Op op, Algo algo, double bytes,
   if (algo != Algo::nvls_tree || op != Op::all_reduce || shape.n_nodes <= 1) return 0;
   if (!(algbw_GBps > 0) || !(bytes > 0)) return 0;
   const int ops = params.nvls_channels * std::max(shape.nvls.n_channels, 1);
-  const double loop_bytes = ops * nvls_tree_chunk_bytes(bytes, shape.n_nodes, ops, shape.ofi_tuner);
+  // A call smaller than one loop moves its whole size in its only loop.
+  const double loop_bytes =
+      std::min(bytes, ops * nvls_tree_chunk_bytes(bytes, shape.n_nodes, ops, shape.ofi_tuner));
   constexpr double kStagesBeyondRate = 2.0;  // three kernel stages in turn, the rate counts one
   return kStagesBeyondRate * (loop_bytes / (algbw_GBps * 1e3) + shape.net_step_latency_us);
 }

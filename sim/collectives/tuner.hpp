@@ -42,6 +42,10 @@ struct TunerOptions {
   // (CommShape::multicast); false turns NVLS and NVLSTree off; true cannot add what the hardware
   // lacks.
   std::optional<bool> nvls;
+  // The NCCL release whose choice to follow, as NCCL_VERSION_CODE (2.24.3 = 22403); 0: the
+  // release of the priors (2.28.9). Earlier releases priced NVLS and NVLSTree differently
+  // (tuner.cpp, legacy_nvls_estimate).
+  int nccl_version = 0;
 };
 
 // Whether NVLS (one server) and NVLSTree (several) may run: the hardware and the option.
@@ -89,7 +93,9 @@ struct TunerChoice {
 //   choice uses; the chosen call is timed without it (choose()).
 // NVLSTree (all-reduce, Simple, several servers): per channel min(2 bwIntra effNvls (nCh-1)/nCh,
 //   bwInter (x 2 on 2 servers), perChMaxNVLSTree), algbw = busBw * n / nsteps, latency base +
-//   intraHop + 2 log2(N) netHop.
+//   intraHop + 2 log2(N) netHop. With an earlier release's choice (TunerOptions::nccl_version):
+//   before 2.28 NVLS per channel min(bwIntra, bwInter), NVLSTree min(bwIntra, bwInter, halved
+//   from 3 servers), algbw = busBw x 5/6 for both; before 2.28.9 NVLSTree's netHop is 14 us.
 std::vector<Estimate> estimate_all(const CommShape& shape, Op op, double bytes,
                                    const NcclParams& params, const TunerOptions& options);
 
@@ -126,5 +132,8 @@ unsigned parse_algo_mask(const std::string& text, const std::string& key);
 // throws InputError naming `key`.
 std::optional<bool> parse_nvls_enable(const std::string& text, const std::string& key);
 unsigned parse_proto_mask(const std::string& text, const std::string& key);
+// An NCCL release, "2.24.3" or "2.24" (patch 0), as NCCL_VERSION_CODE; "" -> 0 (the priors'
+// release). Releases before 2.12 or after 2.99 throw InputError naming `key`.
+int parse_nccl_version(const std::string& text, const std::string& key);
 
 }  // namespace cs::coll

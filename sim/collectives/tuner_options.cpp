@@ -1,5 +1,6 @@
 // The tuner's options as NCCL's environment spells them: NCCL_ALGO / NCCL_PROTO lists and
-// NCCL_NVLS_ENABLE (declared in tuner.hpp).
+// NCCL_NVLS_ENABLE, and the NCCL release whose choice to follow (declared in tuner.hpp).
+#include <cstdio>
 #include <sstream>
 #include <string>
 
@@ -47,6 +48,19 @@ std::optional<bool> parse_nvls_enable(const std::string& text, const std::string
   if (text == "on" || text == "1") return true;
   if (text == "off" || text == "0") return false;
   throw InputError("key '" + key + "': '" + text + "' is not on/1 or off/0");
+}
+
+int parse_nccl_version(const std::string& text, const std::string& key) {
+  if (text.empty()) return 0;
+  int major = 0;
+  int minor = 0;
+  int patch = 0;
+  char tail = 0;
+  const int n = std::sscanf(text.c_str(), "%d.%d.%d%c", &major, &minor, &patch, &tail);
+  if (!(n == 2 || n == 3) || major != 2 || minor < 12 || minor > 99 || patch < 0 || patch > 99)
+    throw InputError("key '" + key + "': '" + text +
+                     "' is not an NCCL release 2.12 - 2.99 (as 2.24.3 or 2.24)");
+  return major * 10000 + minor * 100 + patch;
 }
 
 }  // namespace cs::coll

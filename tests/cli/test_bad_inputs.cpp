@@ -159,6 +159,8 @@ const std::vector<BadCase> kCases = {
      "8: key 'gpus_per_node': 16 is more than the 8 GPUs of server 'node0' of dgx-h100.yaml"},
     {Format::published, "bad/published/out_of_range_env.yaml",
      "9: key 'NCCL_ALGO': unknown algorithm 'Rign'; valid: TREE, RING, NVLS, PAT"},
+    {Format::published, "bad/published/out_of_range_nccl.yaml",
+     "9: key 'nccl': 'v2.24.3-1' is not an NCCL release 2.12 - 2.99 (as 2.24.3 or 2.24)"},
     {Format::published, "bad/published/dangling_reference.yaml",
      "6: key 'topology': no topology file {root}/topologies/dgx-h300.yaml"},
     {Format::published, "bad/published/empty.yaml",

@@ -222,10 +222,74 @@ TEST_CASE(
   four.n_nodes = 4;
   CHECK(nvls_tree_fill_us(four, Op::all_reduce, Algo::nvls_tree, 1073741824.0, 200, prm) ==
         doctest::Approx(2 * (8388608 / 200e3 + 5.0)));
+  // A call smaller than a loop is its only loop: 1 MiB (32 KiB chunks, 4 MiB a loop) moves its
+  // 1 MiB at 200 GB/s = 5.24 us; 2 x (5.24 + 5).
+  CHECK(nvls_tree_fill_us(s, Op::all_reduce, Algo::nvls_tree, 1048576.0, 200, prm) ==
+        doctest::Approx(2 * (1048576 / 200e3 + 5.0)));
   // Nothing for another algorithm or on one server.
   CHECK(nvls_tree_fill_us(s, Op::all_reduce, Algo::tree, mib16, 200, prm) == 0);
   CommShape one = s;
   one.n_ranks = 8;
   one.n_nodes = 1;
   CHECK(nvls_tree_fill_us(one, Op::all_reduce, Algo::nvls_tree, mib16, 200, prm) == 0);
+}
+
+TEST_CASE("NCCL before 2.28 priced NVLSTree and NVLS otherwise, 2.28.0-2.28.7 its hop at 14 us") {
+  const NcclParams prm = nccl_priors(GpuArch::hopper);
+  const CommShape s = two_dgx();
+  TunerOptions o = nvls_tree_only();
+  o.nccl_version = parse_nccl_version("2.27.7", "nccl");
+  CHECK(o.nccl_version == 22707);
+  // 2 servers: per channel min(bwIntra 40, bwInter 48) = 40; busBw 8 x 40 = 320, algbw x 5/6 =
+  // 266.67. Latency 25 + 2 x log2(2) x 14 = 53.
+  const Estimate e = estimate_all(s, Op::all_reduce, 1e9, prm, o).front();
+  CHECK(e.bus_bw_GBps == doctest::Approx(320.0));
+  CHECK(e.algo_bw_GBps == doctest::Approx(320.0 * 5 / 6));
+  CHECK(e.latency_us == doctest::Approx(25 + 2 * 14.0));
+  // 4 servers halve bwInter: min(40, 24) = 24; busBw 192, algbw 160; 25 + 4 x 14 = 81.
+  CommShape four = s;
+  four.n_ranks = 32;
+  four.n_nodes = 4;
+  const Estimate e4 = estimate_all(four, Op::all_reduce, 1e9, prm, o).front();
+  CHECK(e4.bus_bw_GBps == doctest::Approx(192.0));
+  CHECK(e4.algo_bw_GBps == doctest::Approx(160.0));
+  CHECK(e4.latency_us == doctest::Approx(25 + 4 * 14.0));
+  // 2.28.7 has 2.28's bandwidth (the 461.6 GB/s above) and the 14 us hop; 2.28.9 is the default.
+  o.nccl_version = parse_nccl_version("2.28.7", "nccl");
+  const Estimate e287 = estimate_all(s, Op::all_reduce, 1e9, prm, o).front();
+  CHECK(e287.bus_bw_GBps == doctest::Approx(461.6));
+  CHECK(e287.latency_us == doctest::Approx(25 + 2 * 14.0));
+  o.nccl_version = parse_nccl_version("2.28.9", "nccl");
+  CHECK(estimate_all(s, Op::all_reduce, 1e9, prm, o).front().latency_us ==
+        doctest::Approx(25 + 2 * 20.9));
+  // The call's time is the transport's, whatever the release: the estimate the run keeps is
+  // 2.28's (461.6 GB/s), only the choice reads the release's formula.
+  o.nccl_version = 22707;
+  CHECK(choose(s, Op::all_reduce, 1e9, prm, o).estimate.bus_bw_GBps == doctest::Approx(461.6));
+  // Before 2.18 there is no NVLSTree, before 2.17 no NVLS.
+  o.nccl_version = parse_nccl_version("2.17", "nccl");
+  CHECK(estimate_all(s, Op::all_reduce, 1e9, prm, o).empty());
+  // One server, NVLS before 2.28: per channel min(bwIntra, bwInter) x 16 channels, algbw x 5/6.
+  CommShape one = testing::dgx_one_node();
+  one.multicast = true;
+  one.nvls = GraphInfo{16, 23.175, 23.175};
+  TunerOptions nvls;
+  nvls.algo_mask = 1u << index_of(Algo::nvls);
+  nvls.nccl_version = 22602;
+  const Estimate n1 = estimate_all(one, Op::all_reduce, 1e9, prm, nvls).front();
+  CHECK(n1.bus_bw_GBps == doctest::Approx(16 * 23.175));
+  CHECK(n1.algo_bw_GBps == doctest::Approx(16 * 23.175 * 5 / 6));
+  nvls.nccl_version = 21612;
+  CHECK(estimate_all(one, Op::all_reduce, 1e9, prm, nvls).empty());
+}
+
+TEST_CASE("an NCCL release is read as NCCL_VERSION_CODE, anything else names its key") {
+  CHECK(parse_nccl_version("", "nccl") == 0);
+  CHECK(parse_nccl_version("2.24.3", "nccl") == 22403);
+  CHECK(parse_nccl_version("2.24", "nccl") == 22400);
+  CHECK_THROWS_WITH_AS(parse_nccl_version("3.1", "nccl"), doctest::Contains("key 'nccl'"),
+                       InputError);
+  CHECK_THROWS_AS(parse_nccl_version("2.24.3-1", "nccl"), InputError);
+  CHECK_THROWS_AS(parse_nccl_version("2.11.4", "nccl"), InputError);
+  CHECK_THROWS_AS(parse_nccl_version("v2.24", "nccl"), InputError);
 }
