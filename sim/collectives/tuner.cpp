@@ -68,12 +68,14 @@ const GraphInfo& graph_of(const CommShape& s, Algo a) {
   return a == Algo::tree ? s.tree : a == Algo::nvls || a == Algo::nvls_tree ? s.nvls : s.ring;
 }
 
-// `nccl_time`: NCCL's own time estimate (ncclTopoGetAlgoTime), with its tree correction, which
-// its choice uses; without it the estimate is the model the call is timed with.
+// Whether NCCL's estimate (not the call's time) takes the pre-2.28 NVLS / NVLSTree formulas.
 bool legacy_nvls_estimate(int version, bool nccl_time) {
   return nccl_time && version > 0 && version < kNcclNvls28;
 }
 
+// `nccl_time`: NCCL's own time estimate (ncclTopoGetAlgoTime), with its tree correction, which
+// its choice uses; without it the estimate is the model the call is timed with. `version`: the
+// release whose estimate (TunerOptions::nccl_version).
 Estimate estimate_one(const CommShape& s, Op op, double bytes, Algo a, Proto p,
                       const NcclParams& prm, bool nccl_time, int version) {
   const bool legacy = legacy_nvls_estimate(version, nccl_time);
