@@ -24,6 +24,21 @@ CommShape two_dgx() {
   return s;
 }
 
+// The same servers, four of them.
+CommShape four_dgx() {
+  CommShape s = two_dgx();
+  s.n_ranks = 32;
+  s.n_nodes = 4;
+  return s;
+}
+
+// An estimate's busBw, algbw (GB/s) and latency (us).
+void check_estimate(const Estimate& e, double bus, double algbw, double latency) {
+  CHECK(e.bus_bw_GBps == doctest::Approx(bus));
+  CHECK(e.algo_bw_GBps == doctest::Approx(algbw));
+  CHECK(e.latency_us == doctest::Approx(latency));
+}
+
 TunerOptions nvls_tree_only() {
   TunerOptions o;
   o.algo_mask = 1u << index_of(Algo::nvls_tree);
@@ -70,17 +85,10 @@ TEST_CASE("NVLSTree estimate: NCCL's per-channel cap on 2 servers, the network o
   const Estimate e = estimate_all(s, Op::all_reduce, 1e9, prm, nvls_tree_only()).front();
   CHECK(e.algo == Algo::nvls_tree);
   CHECK(e.proto == Proto::simple);
-  CHECK(e.bus_bw_GBps == doctest::Approx(461.6));
-  CHECK(e.algo_bw_GBps == doctest::Approx(461.6 * 16 / 30));
-  CHECK(e.latency_us == doctest::Approx(25 + 2 * 20.9));
+  check_estimate(e, 461.6, 461.6 * 16 / 30, 25 + 2 * 20.9);
   // 4 servers: min(59.5, 48, 45.5) = 45.5; busBw 364, algbw 364 x 32 / 62; 25 + 2 x 2 x 20.9.
-  CommShape four = s;
-  four.n_ranks = 32;
-  four.n_nodes = 4;
-  const Estimate e4 = estimate_all(four, Op::all_reduce, 1e9, prm, nvls_tree_only()).front();
-  CHECK(e4.bus_bw_GBps == doctest::Approx(364.0));
-  CHECK(e4.algo_bw_GBps == doctest::Approx(364.0 * 32 / 62));
-  CHECK(e4.latency_us == doctest::Approx(25 + 4 * 20.9));
+  check_estimate(estimate_all(four_dgx(), Op::all_reduce, 1e9, prm, nvls_tree_only()).front(),
+                 364.0, 364.0 * 32 / 62, 25 + 4 * 20.9);
   // EFA's plugin reports 75 us, charged twice for Simple: 25 + 2 x (20.9 + 150) = 366.8 us.
   CommShape efa = s;
   efa.net_plugin_latency_us = 75;
@@ -242,18 +250,11 @@ TEST_CASE("NCCL before 2.28 priced NVLSTree and NVLS otherwise, 2.28.0-2.28.7 it
   CHECK(o.nccl_version == 22707);
   // 2 servers: per channel min(bwIntra 40, bwInter 48) = 40; busBw 8 x 40 = 320, algbw x 5/6 =
   // 266.67. Latency 25 + 2 x log2(2) x 14 = 53.
-  const Estimate e = estimate_all(s, Op::all_reduce, 1e9, prm, o).front();
-  CHECK(e.bus_bw_GBps == doctest::Approx(320.0));
-  CHECK(e.algo_bw_GBps == doctest::Approx(320.0 * 5 / 6));
-  CHECK(e.latency_us == doctest::Approx(25 + 2 * 14.0));
+  check_estimate(estimate_all(s, Op::all_reduce, 1e9, prm, o).front(), 320.0, 320.0 * 5 / 6,
+                 25 + 2 * 14.0);
   // 4 servers halve bwInter: min(40, 24) = 24; busBw 192, algbw 160; 25 + 4 x 14 = 81.
-  CommShape four = s;
-  four.n_ranks = 32;
-  four.n_nodes = 4;
-  const Estimate e4 = estimate_all(four, Op::all_reduce, 1e9, prm, o).front();
-  CHECK(e4.bus_bw_GBps == doctest::Approx(192.0));
-  CHECK(e4.algo_bw_GBps == doctest::Approx(160.0));
-  CHECK(e4.latency_us == doctest::Approx(25 + 4 * 14.0));
+  check_estimate(estimate_all(four_dgx(), Op::all_reduce, 1e9, prm, o).front(), 192.0, 160.0,
+                 25 + 4 * 14.0);
   // 2.28.7 has 2.28's bandwidth (the 461.6 GB/s above) and the 14 us hop; 2.28.9 is the default.
   o.nccl_version = parse_nccl_version("2.28.7", "nccl");
   const Estimate e287 = estimate_all(s, Op::all_reduce, 1e9, prm, o).front();
