@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "collectives/channel_parts.hpp"
+#include "collectives/nccl_release.hpp"
 #include "collectives/p2p_plan.hpp"
 #include "collectives/ring_alignment.hpp"
 #include "collectives/ring_passes.hpp"
@@ -13,17 +14,6 @@
 
 namespace cs::coll {
 namespace {
-
-// NCCL before 2.28 priced NVLS and NVLSTree with other formulas (2.27.7 tuning.cc): per channel
-// NVLS min(bwIntra, bwInter), NVLSTree min(bwIntra, bwInter, halved from 3 servers), and algbw =
-// busBw x 5/6 for both; 2.28.0-2.28.7 kept NVLSTree's network hop at 14 us (2.28.9: 20.9).
-constexpr int kNcclNvls28 = 22800;
-constexpr int kNcclNvlsTreeHop289 = 22809;
-constexpr double kLegacyNvlsTreeNetHopUs = 14.0;
-constexpr double kLegacyNvlsAlgbwRatio = 5.0 / 6.0;
-// NVLS arrived in NCCL 2.17 and NVLSTree in 2.18 (release notes).
-constexpr int kNcclFirstNvls = 21700;
-constexpr int kNcclFirstNvlsTree = 21800;
 
 int steps_of(Op op, int n) {
   switch (op) {
@@ -41,10 +31,7 @@ int steps_of(Op op, int n) {
 bool applicable(const CommShape& s, Op op, Algo a, Proto p, const TunerOptions& o) {
   if (!(o.algo_mask & (1u << index_of(a))) || !(o.proto_mask & (1u << index_of(p)))) return false;
   if (p == Proto::ll128 && s.intra != LinkClass::nvlink) return false;  // NVLink-only paths
-  const int v = o.nccl_version;
-  if (v > 0 &&
-      ((a == Algo::nvls && v < kNcclFirstNvls) || (a == Algo::nvls_tree && v < kNcclFirstNvlsTree)))
-    return false;
+  if (!nccl_release_has(a, o.nccl_version)) return false;
   const bool ppn1 = s.n_ranks == s.n_nodes;
   switch (a) {
     case Algo::ring:
@@ -68,17 +55,10 @@ const GraphInfo& graph_of(const CommShape& s, Algo a) {
   return a == Algo::tree ? s.tree : a == Algo::nvls || a == Algo::nvls_tree ? s.nvls : s.ring;
 }
 
-// Whether NCCL's estimate (not the call's time) takes the pre-2.28 NVLS / NVLSTree formulas.
-bool legacy_nvls_estimate(int version, bool nccl_time) {
-  return nccl_time && version > 0 && version < kNcclNvls28;
-}
-
-// `nccl_time`: NCCL's own time estimate (ncclTopoGetAlgoTime), with its tree correction, which
-// its choice uses; without it the estimate is the model the call is timed with. `version`: the
-// release whose estimate (TunerOptions::nccl_version).
+// `nccl_time`: NCCL's own estimate (ncclTopoGetAlgoTime, with its tree correction), which its
+// choice uses, in release `version`'s formulas; else the model the call is timed with.
 Estimate estimate_one(const CommShape& s, Op op, double bytes, Algo a, Proto p,
                       const NcclParams& prm, bool nccl_time, int version) {
-  const bool legacy = legacy_nvls_estimate(version, nccl_time);
   const int n = s.n_ranks;
   const int nodes = s.n_nodes;
   const int nc = node_class(nodes);
@@ -87,6 +67,9 @@ Estimate estimate_one(const CommShape& s, Op op, double bytes, Algo a, Proto p,
   const double nch = g.n_channels;
   const int ia = index_of(a);
   const int ip = index_of(p);
+  // An earlier release's formulas price NCCL's estimate only, never the call's time.
+  const int release = nccl_time ? version : 0;
+  const std::optional<double> legacy_bus = legacy_nvls_bus_GBps(a, release, g, nodes);
 
   double bus = nch * (nodes <= 2 ? g.bw_intra_GBps : g.bw_inter_GBps);
   const double ll_max =
@@ -103,10 +86,10 @@ Estimate estimate_one(const CommShape& s, Op op, double bytes, Algo a, Proto p,
     bus = std::min(bus * eff, nch * prm.tree_ll128_max_per_channel_GBps[nc]);
   }
   if (a == Algo::pat) bus *= prm.pat_efficiency;
-  if (a == Algo::nvls && legacy) bus = nch * std::min(g.bw_intra_GBps, g.bw_inter_GBps);
-  if (a == Algo::nvls && !legacy) bus = 2.0 * bus * prm.nvls_efficiency * (nch - 1.0) / nch;
-  if (a == Algo::nvls_tree && legacy) {
-    bus = nch * std::min(g.bw_intra_GBps, nodes <= 2 ? g.bw_inter_GBps : g.bw_inter_GBps / 2.0);
+  if (legacy_bus) {
+    bus = *legacy_bus;
+  } else if (a == Algo::nvls) {
+    bus = 2.0 * bus * prm.nvls_efficiency * (nch - 1.0) / nch;
   } else if (a == Algo::nvls_tree) {
     // Per channel: the switch's pipelined reduce and broadcast (2 x bwIntra x eff x (nCh-1)/nCh),
     // the network (bwInter; a 2-server tree moves half a ring's bytes: x 2) and NCCL's cap.
@@ -118,7 +101,7 @@ Estimate estimate_one(const CommShape& s, Op op, double bytes, Algo a, Proto p,
   double algbw = bus;
   if (a == Algo::ring || a == Algo::nvls || a == Algo::nvls_tree)
     algbw = bus * n / std::max(nsteps, 1);
-  if ((a == Algo::nvls || a == Algo::nvls_tree) && legacy) algbw = bus * kLegacyNvlsAlgbwRatio;
+  if (legacy_bus) algbw = bus * kLegacyNvlsAlgbwRatio;
   if (a == Algo::tree) algbw = bus * 0.5;
   // NCCL's tree correction: its choice scales Tree all-reduce by it everywhere. The time does
   // across servers: Tree pipelines chunks up and down a tree over the network, and on the fit
@@ -138,8 +121,8 @@ Estimate estimate_one(const CommShape& s, Op op, double bytes, Algo a, Proto p,
   const auto& net = prm.hop_latency_us[index_of(LinkClass::network)];
   const double plugin = s.net_plugin_latency_us * (p == Proto::simple ? 2.0 : 1.0);
   double inter_lat = (ppn == 1.0 ? net[index_of(Algo::tree)][ip] : net[ia][ip]) + plugin;
-  if (a == Algo::nvls_tree && nccl_time && version > 0 && version < kNcclNvlsTreeHop289 && ppn > 1)
-    inter_lat = kLegacyNvlsTreeNetHopUs + plugin;
+  const std::optional<double> release_hop = legacy_nvls_tree_net_hop_us(release);
+  if (a == Algo::nvls_tree && release_hop && ppn > 1) inter_lat = *release_hop + plugin;
   double lat = prm.base_latency_us[ia][ip];
   switch (a) {
     case Algo::ring: {

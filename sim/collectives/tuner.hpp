@@ -44,7 +44,7 @@ struct TunerOptions {
   std::optional<bool> nvls;
   // The NCCL release whose choice to follow, as NCCL_VERSION_CODE (2.24.3 = 22403); 0: the
   // release of the priors (2.28.9). Earlier releases priced NVLS and NVLSTree differently
-  // (tuner.cpp, legacy_nvls_estimate).
+  // (nccl_release.hpp).
   int nccl_version = 0;
 };
 
