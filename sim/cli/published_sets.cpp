@@ -95,11 +95,10 @@ PublishedSet parse_set(const YAML::Node& node, const std::string& file, const st
   s.in_place = flag(f, "in_place");
   s.nvls = flag(f, "nvls");
   if (f.has("nccl")) {
-    const std::string release = f.text("nccl");
     try {
-      s.nccl_version = coll::parse_nccl_version(release, "nccl");
-    } catch (const InputError&) {
-      f.fail("nccl", "'" + release + "' is not an NCCL release 2.12 - 2.99 (as 2.24.3 or 2.24)");
+      s.nccl_version = coll::parse_nccl_version(f.text("nccl"), "nccl");
+    } catch (const InputError& e) {
+      throw InputError(f.loc("nccl"), "", e.what());  // the parser's message, at the line
     }
   }
   if (f.has("env")) {
