@@ -234,6 +234,15 @@ NcclParams nccl_priors(GpuArch arch) {
     p.ring_recv_pass_steps[index_of(Proto::simple)] = 0.47;
   }
 
+  // Tree LL128 all-reduce across servers, the fixed cost per chunk and network connection of the
+  // busiest head (transport.hpp tree_net_chunk_us): read off the published pairs of
+  // calibrate/published/multinode.yaml, role fit, the value with the least median error over each
+  // pair's Tree LL128 points (256 KiB - 16 MiB on the AWS p5 pair, H100: 4.5 us, median 7 %;
+  // 256 KiB - 256 MiB on the p4de pair, A100: 7.0 us, median 7 %); without it the pairs ran
+  // 14-45 % fast there. Other generations have no measurement and keep 0.
+  if (arch == GpuArch::hopper) p.tree_ll128_net_chunk_us = 4.5;
+  if (arch == GpuArch::ampere) p.tree_ll128_net_chunk_us = 7.0;
+
   // NCCL device.h: NCCL_LL_MAX_NTHREADS 512, NCCL_LL128_MAX_NTHREADS 640,
   // NCCL_SIMPLE_MAX_NTHREADS 512; thresholds from the reference (LL 8, LL128 8, Simple 64).
   p.max_threads[index_of(Proto::ll)] = 512;

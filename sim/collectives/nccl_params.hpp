@@ -121,6 +121,10 @@ struct NcclParams {
   // The GPU-wide rate of the final copy of a Simple ring's or chain's last slices on one server,
   // GB/s (collectives/ring_passes.hpp ring_fill_us); 0: no fill charged.
   double ring_fill_GBps = 0;
+  // Tree LL128 all-reduce across servers: the fixed time each NCCL chunk after the first costs
+  // per network connection of the busiest server head, us (collectives/transport.hpp
+  // tree_net_chunk_us); 0: nothing charged.
+  double tree_ll128_net_chunk_us = 0;
 
   // Channels shrink while bytes < nChannels * nThreads * threshold (threshold x nRanks for ring
   // LL).

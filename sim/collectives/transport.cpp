@@ -2,6 +2,7 @@
 #include "collectives/transport.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace cs::coll {
 
@@ -116,6 +117,43 @@ double nvls_tree_fill_us(const CommShape& shape, Op op, Algo algo, double bytes,
       std::min(bytes, ops * nvls_tree_chunk_bytes(bytes, shape.n_nodes, ops, shape.ofi_tuner));
   constexpr double kStagesBeyondRate = 2.0;  // three kernel stages in turn, the rate counts one
   return kStagesBeyondRate * (loop_bytes / (algbw_GBps * 1e3) + shape.net_step_latency_us);
+}
+
+double tree_ll128_chunk_bytes(double bytes, int ranks, int nodes, int channels) {
+  constexpr double kStepData = 4915200.0 / 8 / 16 * 15;  // one LL128 step's data bytes
+  constexpr double kGrain = 1920;                        // ncclProtoGrainSize(LL128)
+  const double ppn = static_cast<double>(ranks) / std::max(nodes, 1);
+  const double steps = 1 + log2_floor(nodes) + 0.1 * ppn;
+  const double ch = std::max(channels, 1);
+  // NCCL divides integers: bytes / (channels x chunk) rounds down before the comparison.
+  auto loops = [&](double chunk) { return std::floor(bytes / (ch * chunk)); };
+  double chunk = kStepData;
+  while (loops(chunk) < steps * 64 / ppn && chunk > 131072) chunk = std::floor(chunk / 2);
+  while (loops(chunk) < steps * 16 / ppn && chunk > 32768) chunk = std::floor(chunk / 2);
+  return std::floor(chunk / kGrain) * kGrain;
+}
+
+int tree_head_net_connections(int nodes) {
+  if (nodes <= 1) return 0;
+  return nodes >= 4 ? 3 : 2;
+}
+
+double tree_net_chunk_us(const CommShape& shape, Op op, const Estimate& estimate, double bytes,
+                         int channels, const NcclParams& params) {
+  if (estimate.algo != Algo::tree || estimate.proto != Proto::ll128 || op != Op::all_reduce)
+    return 0;
+  const int nodes = shape.n_nodes;
+  if (nodes <= 1 || !(bytes > 0)) return 0;
+  const double chunk = tree_ll128_chunk_bytes(bytes, shape.n_ranks, nodes, channels);
+  const double loops = std::ceil(bytes / (std::max(channels, 1) * chunk));
+  return (loops - 1) * tree_head_net_connections(nodes) * params.tree_ll128_net_chunk_us;
+}
+
+double tree_pipeline_us(const CommShape& shape, Op op, const TunerChoice& choice, double bytes,
+                        const NcclParams& params) {
+  const Estimate& e = choice.estimate;
+  return nvls_tree_fill_us(shape, op, e.algo, bytes, e.algo_bw_GBps, params) +
+         tree_net_chunk_us(shape, op, e, bytes, choice.n_channels, params);
 }
 
 }  // namespace cs::coll

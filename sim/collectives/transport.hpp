@@ -51,4 +51,30 @@ double nvls_tree_chunk_bytes(double bytes, int nodes, int concurrent_ops,
 double nvls_tree_fill_us(const CommShape& shape, Op op, Algo algo, double bytes, double algbw_GBps,
                          const NcclParams& params);
 
+// NCCL's chunk for a Tree LL128 all-reduce of `bytes` over `ranks` ranks on `nodes` servers and
+// `channels` channels (enqueue.cc calcCollChunking, NCCL 2.28): an LL128 step's data, 576000 B
+// (4915200 B of buffer / 8 steps x 15/16), halved while bytes / (channels x chunk) is below
+// (1 + log2(nodes) + ppn / 10) x 64 / ppn and the chunk is above 128 KiB, then while below
+// x 16 / ppn and above 32 KiB; then rounded down to LL128's grain (1920 B).
+double tree_ll128_chunk_bytes(double bytes, int ranks, int nodes, int channels);
+
+// Network connections the busiest server head of NCCL's double binary tree serves in one loop of
+// its kernel (trees.cc ncclGetBtree, all_reduce.h runTreeSplit): on 2 or 3 servers the root's
+// single loop receives from its one child server and sends back to it (2); from 4 servers a
+// middle server has a parent and two children, and its reduce-up and broadcast-down thread groups
+// each serve 3. One server: 0.
+int tree_head_net_connections(int nodes);
+
+// Tree LL128 all-reduce across servers, us: every chunk after the first costs the busiest head
+// `params.tree_ll128_net_chunk_us` per network connection, beyond the bytes' time; loops of
+// channels x chunk bytes (tree_ll128_chunk_bytes). Where the fixed cost comes from is not measured
+// (no public trace of a multi-server run shows it); its size is read off the published pairs
+// (nccl_params.cpp). Zero for another algorithm, protocol or op, and on one server.
+double tree_net_chunk_us(const CommShape& shape, Op op, const Estimate& estimate, double bytes,
+                         int channels, const NcclParams& params);
+
+// What a call's pipelines add to its latency: NVLSTree's fill and Tree LL128's chunks, us.
+double tree_pipeline_us(const CommShape& shape, Op op, const TunerChoice& choice, double bytes,
+                        const NcclParams& params);
+
 }  // namespace cs::coll

@@ -205,13 +205,12 @@ void retime(TunerChoice& c, const CommShape& shape, Op op, double bytes, const N
   only.proto_mask = 1u << index_of(c.estimate.proto);
   const std::vector<Estimate> timed = estimates(shape, op, bytes, params, only, false);
   if (!timed.empty()) c.estimate = timed.front();
-  c.run_latency_us =
-      run_latency_us(shape, op, c, params) +
-      ring_fill_us(op, c.estimate.algo, c.estimate.proto, bytes, shape.n_ranks, c.n_channels,
-                   shape.n_nodes, params.ring_fill_GBps) +
-      nvls_tree_fill_us(shape, op, c.estimate.algo, bytes, c.estimate.algo_bw_GBps, params) +
-      ring_misaligned_us(op, c.estimate.algo, c.estimate.proto, bytes, shape.n_ranks, c.n_channels,
-                         shape.n_nodes, params);
+  c.run_latency_us = run_latency_us(shape, op, c, params) +
+                     ring_fill_us(op, c.estimate.algo, c.estimate.proto, bytes, shape.n_ranks,
+                                  c.n_channels, shape.n_nodes, params.ring_fill_GBps) +
+                     tree_pipeline_us(shape, op, c, bytes, params) +
+                     ring_misaligned_us(op, c.estimate.algo, c.estimate.proto, bytes, shape.n_ranks,
+                                        c.n_channels, shape.n_nodes, params);
 }
 
 }  // namespace
