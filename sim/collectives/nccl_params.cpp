@@ -234,14 +234,16 @@ NcclParams nccl_priors(GpuArch arch) {
     p.ring_recv_pass_steps[index_of(Proto::simple)] = 0.47;
   }
 
-  // Tree LL128 all-reduce across servers, the fixed cost per chunk and network connection of the
-  // busiest head (transport.hpp tree_net_chunk_us): read off the published pairs of
-  // calibrate/published/multinode.yaml, role fit, the value with the least median error over each
-  // pair's Tree LL128 points (256 KiB - 16 MiB on the AWS p5 pair, H100: 4.5 us, median 7 %;
-  // 256 KiB - 256 MiB on the p4de pair, A100: 7.0 us, median 7 %); without it the pairs ran
-  // 14-45 % fast there. Other generations have no measurement and keep 0.
-  if (arch == GpuArch::hopper) p.tree_ll128_net_chunk_us = 4.5;
-  if (arch == GpuArch::ampere) p.tree_ll128_net_chunk_us = 7.0;
+  // LL128 across servers, the fixed cost of a chunk on a network connection (transport.hpp): read
+  // off the published pairs of calibrate/published/multinode.yaml, role fit, as the value with
+  // the least median error over each pair's Tree LL128 points, charged per chunk after the first
+  // and per connection of the busiest head (256 KiB - 16 MiB on the AWS p5 pair, H100: 4.5 us,
+  // median 7 %; 256 KiB - 256 MiB on the p4de pair, A100: 7.0 us, median 7 %; without it the pairs
+  // ran 14-45 % fast there). The same figure as a ring's step floor, never fitted to a ring, puts
+  // the p5 pair's Ring LL128 points at 0 and +5 % (-15 and -6 % without). Other generations have
+  // no measurement and keep 0.
+  if (arch == GpuArch::hopper) p.ll128_net_chunk_us = 4.5;
+  if (arch == GpuArch::ampere) p.ll128_net_chunk_us = 7.0;
 
   // NCCL device.h: NCCL_LL_MAX_NTHREADS 512, NCCL_LL128_MAX_NTHREADS 640,
   // NCCL_SIMPLE_MAX_NTHREADS 512; thresholds from the reference (LL 8, LL128 8, Simple 64).

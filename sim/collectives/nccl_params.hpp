@@ -121,10 +121,10 @@ struct NcclParams {
   // The GPU-wide rate of the final copy of a Simple ring's or chain's last slices on one server,
   // GB/s (collectives/ring_passes.hpp ring_fill_us); 0: no fill charged.
   double ring_fill_GBps = 0;
-  // Tree LL128 all-reduce across servers: the fixed time each NCCL chunk after the first costs
-  // per network connection of the busiest server head, us (collectives/transport.hpp
-  // tree_net_chunk_us); 0: nothing charged.
-  double tree_ll128_net_chunk_us = 0;
+  // LL128 across servers: the fixed time one chunk on a network connection costs the GPU that
+  // serves it, us (collectives/transport.hpp: Tree's chunks after the first, per connection of
+  // the busiest head, tree_net_chunk_us; a ring's step floor, ll128_net_step_floor); 0: none.
+  double ll128_net_chunk_us = 0;
 
   // Channels shrink while bytes < nChannels * nThreads * threshold (threshold x nRanks for ring
   // LL).

@@ -69,7 +69,11 @@ double run_latency_us(const CommShape& shape, Op op, const TunerChoice& choice,
       // NCCL's network post overhead (ring_step_floor) is its choice's, not this time: the Azure
       // 2 x 8 all-gather at 1 KiB (calibrate/published) runs its 14 intra-server LL steps at
       // NVLink's 0.6 us, not AMD's 2 us floor.
-      return (base + (steps - across) * intra + across * step) * e.plateau_factor;
+      // Every step of an LL128 ring across servers costs at least a chunk on a network
+      // connection (ll128_net_step_floor).
+      const double floor = ll128_net_step_floor(shape, e.proto, params);
+      return (base + (steps - across) * std::max(intra, floor) + across * std::max(step, floor)) *
+             e.plateau_factor;
     }
     case Algo::tree: {
       const double ppn = static_cast<double>(n) / nodes;
@@ -133,6 +137,11 @@ double tree_ll128_chunk_bytes(double bytes, int ranks, int nodes, int channels) 
   return std::floor(chunk / kGrain) * kGrain;
 }
 
+double ll128_net_step_floor(const CommShape& shape, Proto proto, const NcclParams& params) {
+  if (shape.n_nodes <= 1 || proto != Proto::ll128) return 0;
+  return params.ll128_net_chunk_us;
+}
+
 int tree_head_net_connections(int nodes) {
   if (nodes <= 1) return 0;
   return nodes >= 4 ? 3 : 2;
@@ -146,7 +155,7 @@ double tree_net_chunk_us(const CommShape& shape, Op op, const Estimate& estimate
   if (nodes <= 1 || !(bytes > 0)) return 0;
   const double chunk = tree_ll128_chunk_bytes(bytes, shape.n_ranks, nodes, channels);
   const double loops = std::ceil(bytes / (std::max(channels, 1) * chunk));
-  return (loops - 1) * tree_head_net_connections(nodes) * params.tree_ll128_net_chunk_us;
+  return (loops - 1) * tree_head_net_connections(nodes) * params.ll128_net_chunk_us;
 }
 
 double tree_pipeline_us(const CommShape& shape, Op op, const TunerChoice& choice, double bytes,

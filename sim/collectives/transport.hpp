@@ -65,13 +65,25 @@ double tree_ll128_chunk_bytes(double bytes, int ranks, int nodes, int channels);
 // each serve 3. One server: 0.
 int tree_head_net_connections(int nodes);
 
+// LL128 across servers: a chunk on a network connection costs the GPU serving it a fixed
+// `params.ll128_net_chunk_us` beyond its bytes' time (read off the published pairs' Tree LL128
+// points, nccl_params.cpp). NCCL keeps LL128's (and Simple's) network buffers in GPU memory where
+// the NIC reads and writes them directly (GDR), LL's in host memory (net.cc); which part of the
+// step's round between kernel, proxy and NIC the fixed time is, no public trace of a multi-server
+// run shows. LL is not charged (its rings and trees across servers keep their times without it),
+// nor Simple (the p4de pair's Tree Simple at 512 MiB - 2 GiB, 5-9 % fast, would turn 8 % slow).
+
 // Tree LL128 all-reduce across servers, us: every chunk after the first costs the busiest head
-// `params.tree_ll128_net_chunk_us` per network connection, beyond the bytes' time; loops of
-// channels x chunk bytes (tree_ll128_chunk_bytes). Where the fixed cost comes from is not measured
-// (no public trace of a multi-server run shows it); its size is read off the published pairs
-// (nccl_params.cpp). Zero for another algorithm, protocol or op, and on one server.
+// `params.ll128_net_chunk_us` per network connection; loops of channels x chunk bytes
+// (tree_ll128_chunk_bytes). Zero for another algorithm, protocol or op, and on one server.
 double tree_net_chunk_us(const CommShape& shape, Op op, const Estimate& estimate, double bytes,
                          int channels, const NcclParams& params);
+
+// A ring across servers moves one chunk per channel and step through every network connection
+// in lockstep, so under LL128 each step takes at least `params.ll128_net_chunk_us` (the floor of
+// run_latency_us's per-step latencies, intra-server and network steps alike). Zero for another
+// protocol and on one server.
+double ll128_net_step_floor(const CommShape& shape, Proto proto, const NcclParams& params);
 
 // What a call's pipelines add to its latency: NVLSTree's fill and Tree LL128's chunks, us.
 double tree_pipeline_us(const CommShape& shape, Op op, const TunerChoice& choice, double bytes,

@@ -107,7 +107,7 @@ json nccl_params_json(const NcclParams& p) {
   j["p2p_unaligned_gpu_GBps"] = p.p2p_unaligned_gpu_GBps;
   j["ring_recv_pass_steps"] = row(p.ring_recv_pass_steps);
   j["ring_fill_GBps"] = p.ring_fill_GBps;
-  j["tree_ll128_net_chunk_us"] = p.tree_ll128_net_chunk_us;
+  j["ll128_net_chunk_us"] = p.ll128_net_chunk_us;
   j["ring_misaligned_slowdown"] = {row(p.ring_misaligned_slowdown[0]),
                                    row(p.ring_misaligned_slowdown[1])};
   j["ring_misaligned_head_bytes"] = p.ring_misaligned_head_bytes;
@@ -168,7 +168,7 @@ NcclParams nccl_params_from_json(const json& j, const JsonLines& lines, const st
           "p2p_unaligned_gpu_GBps",
           "ring_recv_pass_steps",
           "ring_fill_GBps",
-          "tree_ll128_net_chunk_us",
+          "ll128_net_chunk_us",
           "ring_misaligned_slowdown",
           "ring_misaligned_head_bytes",
           "ring_misaligned_head_ps_per_byte",
@@ -251,8 +251,8 @@ NcclParams nccl_params_from_json(const json& j, const JsonLines& lines, const st
   fill(r.value("ring_recv_pass_steps"), p.ring_recv_pass_steps, 0, huge, "pass costs of 0 or more");
   if (r.has("ring_fill_GBps")) p.ring_fill_GBps = num("ring_fill_GBps", 0, huge, rate);
   // Absent in files of clustersim before Tree LL128 chunks cost time across servers: 0.
-  if (r.has("tree_ll128_net_chunk_us"))
-    p.tree_ll128_net_chunk_us = num("tree_ll128_net_chunk_us", 0, kMaxLatencyUs, latency);
+  if (r.has("ll128_net_chunk_us"))
+    p.ll128_net_chunk_us = num("ll128_net_chunk_us", 0, kMaxLatencyUs, latency);
   fill2(r.value("ring_misaligned_slowdown"), p.ring_misaligned_slowdown, 1, huge,
         "factors of at least 1");
   // Absent in files of clustersim before misaligned all-gathers added time: 0, none added.

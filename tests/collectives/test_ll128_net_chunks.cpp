@@ -1,5 +1,6 @@
-// Tree LL128 all-reduce across servers: NCCL's chunk, the busiest head's network connections and
-// the fixed cost of each further chunk (collectives/transport.hpp), each derived by hand.
+// LL128 across servers: a chunk's fixed cost on a network connection (collectives/transport.hpp),
+// in Tree all-reduce (NCCL's chunk, the busiest head's connections) and as a ring's step floor,
+// each derived by hand.
 #include <doctest/doctest.h>
 
 #include "collectives/transport.hpp"
@@ -53,7 +54,7 @@ TEST_CASE(
 
 TEST_CASE("each Tree LL128 chunk after the first costs the busiest head per network connection") {
   NcclParams prm;
-  prm.tree_ll128_net_chunk_us = 4.5;
+  prm.ll128_net_chunk_us = 4.5;
   TreeCall two = tree_call(2, Proto::ll128);
   // 4 MiB on 32 channels: chunks of 17280 B (above), loops = ceil(4194304 / 552960) = 8; seven
   // further chunks x 2 connections x 4.5 us = 63 us.
@@ -74,8 +75,35 @@ TEST_CASE("each Tree LL128 chunk after the first costs the busiest head per netw
   CHECK(tree_net_chunk_us(one.shape, Op::all_reduce, one.estimate, 4194304, 32, prm) == 0);
 }
 
-TEST_CASE("the Tree LL128 chunk cost has its priors by GPU generation") {
-  CHECK(nccl_priors(GpuArch::hopper).tree_ll128_net_chunk_us == doctest::Approx(4.5));
-  CHECK(nccl_priors(GpuArch::ampere).tree_ll128_net_chunk_us == doctest::Approx(7.0));
-  CHECK(nccl_priors(GpuArch::blackwell).tree_ll128_net_chunk_us == 0);
+TEST_CASE("every step of an LL128 ring across servers costs at least a network chunk") {
+  NcclParams prm = nccl_priors(GpuArch::hopper);  // 4.5 us a chunk on a network connection
+  TunerChoice c;
+  c.estimate.algo = Algo::ring;
+  c.estimate.proto = Proto::ll128;
+  CommShape s;
+  s.n_ranks = 16;
+  s.n_nodes = 2;
+  s.intra = LinkClass::nvlink;
+  s.net_step_latency_us = 5.0;
+  // All-gather over 16 ranks: 15 steps, 2 of them across the network (ring_network_steps: the
+  // last chunk passes one server's 8 ranks and the next server's first). Base 14.0; a network
+  // step 5.0 + 4.0 - 2.7 (NCCL's Ring LL128 network hop over its LL one) = 6.3; the 13 steps
+  // inside a server at NVLink's 1.9 would give 14 + 13 x 1.9 + 2 x 6.3 = 51.3 us; each takes
+  // 4.5 instead: 14 + 13 x 4.5 + 2 x 6.3 = 85.1 us.
+  CHECK(run_latency_us(s, Op::all_gather, c, prm) == doctest::Approx(85.1));
+  prm.ll128_net_chunk_us = 0;
+  CHECK(run_latency_us(s, Op::all_gather, c, prm) == doctest::Approx(51.3));
+  // LL keeps NVLink's 0.6 us a step: its network buffers are in host memory.
+  prm = nccl_priors(GpuArch::hopper);
+  c.estimate.proto = Proto::ll;
+  // Base 6.6; network step 5.0 (LL is the reference); 6.6 + 13 x 0.6 + 2 x 5.0 = 24.4 us.
+  CHECK(run_latency_us(s, Op::all_gather, c, prm) == doctest::Approx(24.4));
+  // One server: no floor.
+  CHECK(ll128_net_step_floor(CommShape{}, Proto::ll128, prm) == 0);
+}
+
+TEST_CASE("the LL128 network chunk cost has its priors by GPU generation") {
+  CHECK(nccl_priors(GpuArch::hopper).ll128_net_chunk_us == doctest::Approx(4.5));
+  CHECK(nccl_priors(GpuArch::ampere).ll128_net_chunk_us == doctest::Approx(7.0));
+  CHECK(nccl_priors(GpuArch::blackwell).ll128_net_chunk_us == 0);
 }
