@@ -17,6 +17,7 @@
 #include "cli/coll_args.hpp"
 #include "cli/commands.hpp"
 #include "cli/node_counts.hpp"
+#include "collectives/collnet.hpp"
 #include "collectives/sweep.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
@@ -38,6 +39,7 @@ struct CollArgs {
   std::string algo;
   std::string proto;
   std::string nvls;
+  std::string collnet;
   std::string nccl;
   std::string fidelity = "flow";
   std::string calibration;
@@ -93,6 +95,9 @@ void run_coll(const CollArgs& a, int servers, bool several, std::ostringstream& 
                      ? coll::parse_nvls_enable(env_or("NCCL_NVLS_ENABLE", ""), "NCCL_NVLS_ENABLE")
                      : coll::parse_nvls_enable(a.nvls, "nvls");
   options.nccl_version = coll::parse_nccl_version(a.nccl, "nccl");
+  options.collnet = a.collnet.empty() ? coll::parse_nvls_enable(env_or("NCCL_COLLNET_ENABLE", ""),
+                                                                "NCCL_COLLNET_ENABLE")
+                                      : coll::parse_nvls_enable(a.collnet, "collnet");
   const double increment = parse_nccl_size(a.increment, "stepbytes");
   const double min_bytes = parse_nccl_size(a.min_bytes, "minbytes");
   double max_bytes = parse_nccl_size(a.max_bytes, "maxbytes");
@@ -229,6 +234,9 @@ void run_coll(const CollArgs& a, int servers, bool several, std::ostringstream& 
                   comm.params().max_channels)
       << "; NVLS " << (coll::nvls_enabled(shape, options) ? "on" : "off") << nvls_source;
   if (options.nccl_version > 0) out << "; NCCL " << a.nccl << "'s choice";
+  if (shape.sharp)
+    out << "; CollNet (SHARP) " << (coll::collnet_enabled(shape, options) ? "on" : "off")
+        << (options.collnet ? "" : " (NCCL's default)");
   out << "\n#\n";
   std::snprintf(line, sizeof line, "#%12s %13s %9s %7s %7s %10s %8s %8s  %-6s %-6s %8s\n", "size",
                 "count", "type", "redop", "root", "time", "algbw", "busbw", "algo", "proto",
@@ -267,6 +275,9 @@ void add_coll_command(CLI::App& app) {
   cmd->add_option("--nvls", args->nvls,
                   "NVLS and NVLSTree on or off, as NCCL_NVLS_ENABLE=1/0 (default: that variable, "
                   "else NCCL's default: on where the NVSwitch has multicast, sm90 or newer)");
+  cmd->add_option("--collnet", args->collnet,
+                  "CollNet (in-network reduction, where the fabric has sharp: true) on or off, as "
+                  "NCCL_COLLNET_ENABLE=1/0 (default: that variable, else NCCL's default: off)");
   cmd->add_option(
       "--nccl", args->nccl,
       "The NCCL release whose algorithm choice to follow, e.g. 2.24.3 (default: 2.28.9, "

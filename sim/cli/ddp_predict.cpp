@@ -20,13 +20,16 @@
 namespace cs::cli {
 namespace {
 
-// NCCL's defaults (NVLS where the servers support it), with NCCL_NVLS_ENABLE from the
-// environment as a job would pass it, else as a calibration's runs had it.
+// NCCL's defaults (NVLS where the servers support it, CollNet off), with NCCL_NVLS_ENABLE and
+// NCCL_COLLNET_ENABLE from the environment as a job would pass them, else NVLS as a calibration's
+// runs had it.
 coll::TunerOptions nccl_env_options(const cal::Calibration* calibration) {
   coll::TunerOptions o;
   const char* v = std::getenv("NCCL_NVLS_ENABLE");
   o.nvls = coll::parse_nvls_enable(v != nullptr ? v : "", "NCCL_NVLS_ENABLE");
   if (!o.nvls && calibration != nullptr) o.nvls = calibration->nvls;
+  const char* collnet = std::getenv("NCCL_COLLNET_ENABLE");
+  o.collnet = coll::parse_nvls_enable(collnet != nullptr ? collnet : "", "NCCL_COLLNET_ENABLE");
   return o;
 }
 

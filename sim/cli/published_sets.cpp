@@ -113,7 +113,8 @@ PublishedSet parse_set(const YAML::Node& node, const std::string& file, const st
       try {
         if (name == "NCCL_ALGO") coll::parse_algo_mask(s.env[name], name);
         if (name == "NCCL_PROTO") coll::parse_proto_mask(s.env[name], name);
-        if (name == "NCCL_NVLS_ENABLE") coll::parse_nvls_enable(s.env[name], name);
+        if (name == "NCCL_NVLS_ENABLE" || name == "NCCL_COLLNET_ENABLE")
+          coll::parse_nvls_enable(s.env[name], name);
       } catch (const InputError& e) {
         throw InputError(value_at, "", e.what());
       }
@@ -194,6 +195,7 @@ std::vector<ComparedSet> predict_sets(const std::vector<PublishedSet>& sets) {
                        ? std::optional<bool>(s.nvls)
                        : coll::parse_nvls_enable(env("NCCL_NVLS_ENABLE"), "NCCL_NVLS_ENABLE");
     options.nccl_version = s.nccl_version;
+    options.collnet = coll::parse_nvls_enable(env("NCCL_COLLNET_ENABLE"), "NCCL_COLLNET_ENABLE");
 
     const topo::ClusterGraph graph(cluster);
     coll::Communicator comm(graph, ranks, coll::nccl_priors(coll::comm_arch(cluster, ranks)));

@@ -111,4 +111,26 @@ GraphInfo nvls_graph(const SearchInput& in, const NcclParams& params) {
   return g;
 }
 
+GraphInfo collnet_direct_graph(const SearchInput& in, const NcclParams& params) {
+  GraphInfo g;
+  constexpr int kMaxDirectHeads = 8;  // NCCL device.h NCCL_MAX_DIRECT_ARITY + 1
+  const int heads = std::min(in.gpus_per_node, kMaxDirectHeads);
+  if (!in.multi_node || heads < 2) return g;
+  const std::vector<double>& speeds = params.inter_speeds_GBps;
+  const double nic_capacity = std::min(in.nic_GBps, in.gpu_nic_GBps);
+  std::size_t i = 0;
+  while (i < speeds.size() &&
+         !(speeds[i] <= nic_capacity + 1e-9 && 2 * speeds[i] <= in.gpu_total_GBps + 1e-9))
+    ++i;
+  if (i == speeds.size()) return g;
+  g.n_channels = heads;
+  g.bw_inter_GBps = speeds[i];
+  g.bw_intra_GBps = speeds[i];
+  while (i > 0 && g.bw_intra_GBps < 2.0 * g.bw_inter_GBps - 1e-9 &&
+         2 * speeds[i - 1] <= in.gpu_total_GBps + 1e-9) {
+    g.bw_intra_GBps = speeds[--i];
+  }
+  return g;
+}
+
 }  // namespace cs::coll

@@ -49,4 +49,12 @@ GraphInfo tree_graph(const SearchInput& input, const GraphInfo& ring, const Nccl
 // below 2 bwIntra. No heads (0 channels) with one GPU per server.
 GraphInfo nvls_graph(const SearchInput& input, const NcclParams& params);
 
+// NCCL's CollNetDirect graph across servers (search.cc, pattern COLLNET_DIRECT): one channel per
+// head GPU, at most 8 (NCCL_MAX_DIRECT_ARITY + 1); each head reaches every other GPU of its server
+// with 1 / (gpus - 1) of the channel's speed both ways, so a GPU carries twice the speed (its own
+// channel and its share of the others'), and its NIC once. The speed is the highest of NCCL's
+// inter-server speeds that fits both; bwIntra then rises, as for trees, while under twice bwInter
+// and the GPU's links allow. Empty on one server or a single-GPU server.
+GraphInfo collnet_direct_graph(const SearchInput& input, const NcclParams& params);
+
 }  // namespace cs::coll

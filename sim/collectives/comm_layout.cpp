@@ -202,7 +202,14 @@ CommLayout make_layout(RouteCache& routes, const std::vector<int>& ranks,
   shape.nvls = nvls_graph(in, params);
   // NVLS needs an NVSwitch with multicast in every server and sm90 or newer (NCCL search.cc:
   // no NVLS graph below compute capability 9.0).
-  shape.multicast = shape.nvswitch && multicast && comm_arch(c, ranks) >= GpuArch::hopper;
+  const GpuArch arch = comm_arch(c, ranks);
+  shape.multicast = shape.nvswitch && multicast && arch >= GpuArch::hopper;
+  shape.sm90 = arch >= GpuArch::hopper;
+  // CollNet (collnet.hpp): a generated fabric with SHARP, its graphs as NCCL's init.cc builds them.
+  shape.sharp = in.multi_node && c.fabric.sharp;
+  shape.collnet_direct = collnet_direct_graph(in, params);
+  shape.collnet_chain =
+      GraphInfo{shape.ring.n_channels, shape.tree.bw_intra_GBps, shape.tree.bw_inter_GBps};
   for (const topo::Node& n : c.nodes) {
     if (n.server == sample->server && n.kind == NodeKind::cpu && n.cpu_vendor == "amd")
       shape.amd_cpu = true;

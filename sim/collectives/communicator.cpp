@@ -95,8 +95,8 @@ int Communicator::planes() const {
 
 const ChannelList& Communicator::path(PathKind kind, int channel, int arg, int plane) {
   int key_channel = 0;  // NVLS: one path for every channel
-  if (kind == PathKind::nvls_tree) {
-    key_channel = channel;  // a tree and a head (tree x kMaxHeads + head): kept whole
+  if (kind == PathKind::nvls_tree || kind == PathKind::collnet) {
+    key_channel = channel;  // a tree and a head (tree x kMaxHeads + head), a head: kept whole
   } else if (kind != PathKind::nvls) {
     // NOLINTNEXTLINE(clang-analyzer-core.DivideZero): channel_period() is 1 or 2 x an lcm >= 1
     key_channel = channel % channel_period();
@@ -124,6 +124,9 @@ const ChannelList& Communicator::path(PathKind kind, int channel, int arg, int p
       break;
     case PathKind::shift:
       list = builder_.shift(arg, key_channel);
+      break;
+    case PathKind::collnet:
+      list = builder_.collnet(key_channel, arg);
       break;
   }
   return paths_.emplace(key, std::move(list)).first->second;
@@ -187,6 +190,18 @@ void Communicator::run(EventQueue& queue, net::NetworkModel& network, const Coll
     split(out, make, bytes, latency, cap);
   };
 
+  // CollNet's network part: `heads` equal shares, each through every server's head GPU of that
+  // index and its NICs' rails to the reducing switches and back, at an equal part of the rate.
+  const double ppn = static_cast<double>(n) / std::max(layout_.shape.n_nodes, 1);
+  auto add_collnet = [&](Pass& out, int heads) {
+    const int rails = builder_.rails();
+    const double shares = static_cast<double>(std::max(heads, 1)) * rails;
+    for (int h = 0; h < std::max(heads, 1); ++h) {
+      for (int r = 0; r < rails; ++r)
+        add(out, PathKind::collnet, h, r, S / shares, latency,
+            ch.estimate.algo_bw_GBps * 1e9 / shares);
+    }
+  };
   if (n > 1) {
     Pass pass;
     // Point-to-point: each (rank, peer) send is striped over the tuner's channels, so it runs at
@@ -244,6 +259,19 @@ void Communicator::run(EventQueue& queue, net::NetworkModel& network, const Coll
           for (int c = 0; c < ch.n_channels; ++c)
             pass.push_back(
                 spec(path(PathKind::nvls, c, 0, -1), S / nc, latency, per_channel_alg_Bps));
+          // Across servers (CollNet): every GPU heads its share through the network's switches.
+          if (layout_.shape.n_nodes > 1) add_collnet(pass, layout_.shape.nvls.n_channels);
+          break;
+        case Algo::collnet_direct:  // reduce-scatter, the heads' shares through the switches,
+          // all-gather: a GPU sends and receives 2 (ppn - 1) / ppn of the buffer in its server.
+          pass.push_back(
+              spec(path(PathKind::nvls, 0, 0, -1), 2.0 * (ppn - 1) / ppn * S, latency, inf));
+          add_collnet(pass, layout_.shape.collnet_direct.n_channels);
+          break;
+        case Algo::collnet_chain:  // a chain up to each channel's head and back down: every GPU
+          // sends and receives the buffer once in its server, the heads' NICs carry it.
+          pass.push_back(spec(path(PathKind::nvls, 0, 0, -1), S, latency, inf));
+          add_collnet(pass, ch.n_channels);
           break;
         case Algo::nvls_tree: {
           // Every channel spreads its bytes over the heads (one per GPU of a server, the NVLS

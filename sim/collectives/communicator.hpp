@@ -63,7 +63,7 @@ class Communicator {
   static constexpr double kAllToAllSends = 1 << 18;
 
  private:
-  enum class PathKind { ring, chain, tree, nvls, nvls_tree, shift };
+  enum class PathKind { ring, chain, tree, nvls, nvls_tree, shift, collnet };
   static constexpr int kMaxHeads = 32;  // NCCL_MAX_NVLS_ARITY: NVLSTree heads per server
   // Channel `channel`'s path of `kind`, crossing the fabric on plane `plane` (-1: any).
   const ChannelList& path(PathKind kind, int channel, int arg, int plane);

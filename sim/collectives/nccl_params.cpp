@@ -23,6 +23,24 @@ void set3(double (&row)[kProtoCount], double ll, double ll128, double simple) {
 
 }  // namespace
 
+void set_collnet_latencies(NcclParams& p) {
+  // NCCL 2.28 tuning.cc: no base latency; hwLatencies CollNetDirect / CollNetChain (Simple only)
+  // NVLink 3.7 / 2.8, PCIe 3.7 / 2.8, network 31 / 30 us.
+  constexpr int D = index_of(Algo::collnet_direct);
+  constexpr int C = index_of(Algo::collnet_chain);
+  set3(p.base_latency_us[D], 0, 0, 0);
+  set3(p.base_latency_us[C], 0, 0, 0);
+  auto& nvl = p.hop_latency_us[index_of(LinkClass::nvlink)];
+  auto& pci = p.hop_latency_us[index_of(LinkClass::pcie)];
+  auto& net = p.hop_latency_us[index_of(LinkClass::network)];
+  set3(nvl[D], 0, 0, 3.7);
+  set3(nvl[C], 0, 0, 2.8);
+  set3(pci[D], 0, 0, 3.7);
+  set3(pci[C], 0, 0, 2.8);
+  set3(net[D], 0, 0, 31);
+  set3(net[C], 0, 0, 30);
+}
+
 NcclParams nccl_priors(GpuArch arch) {
   NcclParams p;
   p.source = std::string("nccl-2.28 priors (") + to_string(arch) + ")";
@@ -51,6 +69,7 @@ NcclParams nccl_priors(GpuArch arch) {
   // NVLSTree (Simple only), NCCL 2.28 tuning.cc hwLatencies: NVLink 25, network 20.9 us.
   set3(nvl[NT], 0, 0, 25);
   set3(net[NT], 0, 0, 20.9);
+  set_collnet_latencies(p);
 
   p.ring_simple_multinode_latency_factor =
       arch == GpuArch::volta ? 1.9 : 1.4;  // tuning.cc: 1.9 before sm80

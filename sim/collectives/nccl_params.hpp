@@ -137,6 +137,10 @@ struct NcclParams {
 // field).
 NcclParams nccl_priors(GpuArch arch);
 
+// CollNet's rows of the latency tables, NCCL 2.28's figures (the same for every generation):
+// what nccl_priors sets, and what a calibration file written before CollNet was modelled takes.
+void set_collnet_latencies(NcclParams& p);
+
 // The generation of a GPU model name ("H100 SXM" -> hopper); hopper when the name is unknown.
 GpuArch arch_from_gpu_name(std::string_view gpu_name);
 const char* to_string(GpuArch arch);

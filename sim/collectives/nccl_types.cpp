@@ -53,6 +53,10 @@ const char* to_string(Algo algo) {
       return "PAT";
     case Algo::nvls_tree:
       return "NVLSTREE";
+    case Algo::collnet_direct:
+      return "COLLNETDIRECT";
+    case Algo::collnet_chain:
+      return "COLLNETCHAIN";
   }
   return "?";
 }

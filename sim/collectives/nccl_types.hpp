@@ -10,16 +10,19 @@ namespace cs::coll {
 
 enum class Op { all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all, send_recv };
 // nvls_tree: NVLS inside each server, a tree across servers (NCCL's NVLSTree; several servers).
-enum class Algo { tree, ring, nvls, pat, nvls_tree };
+// CollNet (in-network reduction on a SHARP fabric) comes last, so that the tables of earlier
+// calibration files keep their rows.
+enum class Algo { tree, ring, nvls, pat, nvls_tree, collnet_direct, collnet_chain };
 enum class Proto { ll, ll128, simple };
 // The kind of hop a step crosses; NCCL keeps one per-hop latency table per class.
 enum class LinkClass { nvlink, pcie, network };
 
-inline constexpr int kAlgoCount = 5;
+inline constexpr int kAlgoCount = 7;
 inline constexpr int kProtoCount = 3;
 inline constexpr int kLinkClassCount = 3;
-inline constexpr Algo kAllAlgos[kAlgoCount] = {Algo::tree, Algo::ring, Algo::nvls, Algo::pat,
-                                               Algo::nvls_tree};
+inline constexpr Algo kAllAlgos[kAlgoCount] = {
+    Algo::tree,      Algo::ring,           Algo::nvls,         Algo::pat,
+    Algo::nvls_tree, Algo::collnet_direct, Algo::collnet_chain};
 inline constexpr Proto kAllProtos[kProtoCount] = {Proto::ll, Proto::ll128, Proto::simple};
 
 inline constexpr int index_of(Algo a) {

@@ -252,6 +252,31 @@ ChannelList PathBuilder::shift(int distance, int channel) {
   return shift_through(distance, [&](int gpu) { return nic_for(group_index(gpu), channel); });
 }
 
+ChannelList PathBuilder::collnet(int head, int rail) {
+  ChannelList out;
+  const std::size_t groups = layout_.groups.size();
+  CS_ASSERT(groups > 1, "CollNet on one server");
+  auto head_of = [&](std::size_t g) {
+    const std::vector<int>& gpus = layout_.groups[g].gpus;
+    return gpus[static_cast<std::size_t>(head) % gpus.size()];
+  };
+  for (std::size_t g = 0; g < groups; ++g) {
+    const int gpu = head_of(g);
+    const int nic = own_nic(gpu, rail);
+    // The NIC's own link to its switch: the first hop of its route to another server's NIC
+    // (channels 2l and 2l + 1 are link l's two directions).
+    const int peer = own_nic(head_of((g + 1) % groups), rail);
+    const CachedRoute r = routes_.route(nic, peer, plane_);
+    CS_ASSERT(!r.channels.empty(), "a NIC with no link to its switch");
+    const topo::ChannelId up = r.channels.front();
+    append_gpu_to_nic(out, gpu, nic);
+    out.push_back(up);
+    out.push_back(up ^ 1);
+    append_route(out, nic, gpu);
+  }
+  return out;
+}
+
 int PathBuilder::own_nic(int gpu, int rail) {
   const auto it = own_nics_.find(gpu);
   if (it == own_nics_.end() || it->second.empty()) return routes_.nearest_nic(gpu);

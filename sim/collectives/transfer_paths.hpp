@@ -40,6 +40,11 @@ class PathBuilder {
   // list: NCCL's per-channel figure bounds it (tuner.hpp), and it would put every GPU's links on
   // every flow.
   ChannelList nvls_tree(int tree, int head, int rail);
+  // CollNet's network part (collnet.hpp): the head-th GPU of every server (head mod its GPUs) to
+  // its own NIC of rail `rail` and on to the switch that NIC plugs into, and back: the switches
+  // reduce, so each head's share crosses its NIC's link once each way and goes no further than
+  // the leaf here (the links above carry one reduced stream per tree, not one per server).
+  ChannelList collnet(int head, int rail);
   // Every rank i to rank (i + distance) mod n; across servers through rail `channel` mod nics.
   ChannelList shift(int distance, int channel);
   // Point-to-point: every rank i to rank (i + distance) mod n, across servers through rail `rail`

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "collectives/collnet.hpp"
+
 namespace cs::coll {
 
 int log2_floor(int n) {
@@ -83,8 +85,13 @@ double run_latency_us(const CommShape& shape, Op op, const TunerChoice& choice,
       return e.latency_us -
              log2_floor(nodes) * net[index_of(Algo::tree)][ip] / params.pat_log_latency_divisor +
              log2_floor(nodes) * step;
-    case Algo::nvls:
-      return e.latency_us;
+    case Algo::nvls:  // across servers with CollNet: the in-switch part, then the network's
+      return intra + shape.net_step_latency_us + net[ia][ip] - net[index_of(Algo::tree)][0];
+    case Algo::collnet_direct:
+    case Algo::collnet_chain:
+      return base + collnet_latency_us(
+                        shape, e.algo, intra,
+                        shape.net_step_latency_us + net[ia][ip] - net[index_of(Algo::tree)][0]);
     case Algo::nvls_tree: {
       // The in-switch part at NCCL's figure, then 2 log2(N) network steps; NCCL has no LL row for
       // NVLSTree, so its Simple figure's excess over Tree LL's is what the protocol adds.

@@ -5,6 +5,8 @@
 #include <cmath>
 
 #include "collectives/channel_parts.hpp"
+#include "collectives/collnet.hpp"
+#include "collectives/enablement.hpp"
 #include "collectives/nccl_release.hpp"
 #include "collectives/p2p_plan.hpp"
 #include "collectives/ring_alignment.hpp"
@@ -27,34 +29,6 @@ int steps_of(Op op, int n) {
   }
 }
 
-// Whether NCCL would consider (algo, proto) for this op on this communicator.
-bool applicable(const CommShape& s, Op op, Algo a, Proto p, const TunerOptions& o) {
-  if (!(o.algo_mask & (1u << index_of(a))) || !(o.proto_mask & (1u << index_of(p)))) return false;
-  if (p == Proto::ll128 && s.intra != LinkClass::nvlink) return false;  // NVLink-only paths
-  if (!nccl_release_has(a, o.nccl_version)) return false;
-  const bool ppn1 = s.n_ranks == s.n_nodes;
-  switch (a) {
-    case Algo::ring:
-      return op != Op::all_to_all && op != Op::send_recv;
-    case Algo::tree:
-      return op == Op::all_reduce && s.tree.n_channels > 0;
-    case Algo::nvls:  // in-switch reduction inside one NVSwitch server
-      return op == Op::all_reduce && p == Proto::simple && nvls_enabled(s, o) && s.n_nodes == 1 &&
-             s.n_ranks > 1 && s.nvls.n_channels > 0;
-    case Algo::nvls_tree:  // NVLS inside each server, a tree across them; at least 2 channels
-      return op == Op::all_reduce && p == Proto::simple && nvls_enabled(s, o) && s.n_nodes > 1 &&
-             s.nvls.n_channels >= 2;
-    case Algo::pat:  // one rank per node
-      return (op == Op::all_gather || op == Op::reduce_scatter) && p == Proto::simple && ppn1 &&
-             s.n_nodes > 1;
-  }
-  return false;
-}
-
-const GraphInfo& graph_of(const CommShape& s, Algo a) {
-  return a == Algo::tree ? s.tree : a == Algo::nvls || a == Algo::nvls_tree ? s.nvls : s.ring;
-}
-
 // `nccl_time`: NCCL's own estimate (ncclTopoGetAlgoTime, with its tree correction), which its
 // choice uses, in release `version`'s formulas; else the model the call is timed with.
 Estimate estimate_one(const CommShape& s, Op op, double bytes, Algo a, Proto p,
@@ -71,7 +45,9 @@ Estimate estimate_one(const CommShape& s, Op op, double bytes, Algo a, Proto p,
   const int release = nccl_time ? version : 0;
   const std::optional<double> legacy_bus = legacy_nvls_bus_GBps(a, release, g, nodes);
 
-  double bus = nch * (nodes <= 2 ? g.bw_intra_GBps : g.bw_inter_GBps);
+  const bool collnet = a == Algo::collnet_direct || a == Algo::collnet_chain;
+  double bus = nch * (nodes <= 2 || collnet ? g.bw_intra_GBps : g.bw_inter_GBps);
+  bus = collnet_bus_GBps(s, a, bus);
   const double ll_max =
       nodes > 1 && s.amd_cpu ? prm.ll_max_bw_amd_GBps[nc] : prm.ll_max_bw_GBps[nc];
   if (a == Algo::ring && p == Proto::ll) bus = std::min(ll_max, bus * prm.ring_ll_efficiency);
@@ -88,6 +64,9 @@ Estimate estimate_one(const CommShape& s, Op op, double bytes, Algo a, Proto p,
   if (a == Algo::pat) bus *= prm.pat_efficiency;
   if (legacy_bus) {
     bus = *legacy_bus;
+  } else if (a == Algo::nvls && nodes > 1) {  // with CollNet: the switch, then the network
+    bus = nch * std::min(2.0 * g.bw_intra_GBps * prm.nvls_efficiency * (nch - 1.0) / nch,
+                         g.bw_inter_GBps);
   } else if (a == Algo::nvls) {
     bus = 2.0 * bus * prm.nvls_efficiency * (nch - 1.0) / nch;
   } else if (a == Algo::nvls_tree) {
@@ -102,7 +81,7 @@ Estimate estimate_one(const CommShape& s, Op op, double bytes, Algo a, Proto p,
   if (a == Algo::ring || a == Algo::nvls || a == Algo::nvls_tree)
     algbw = bus * n / std::max(nsteps, 1);
   if (legacy_bus) algbw = bus * kLegacyNvlsAlgbwRatio;
-  if (a == Algo::tree) algbw = bus * 0.5;
+  if (a == Algo::tree || collnet) algbw = bus * 0.5;
   // NCCL's tree correction: its choice scales Tree all-reduce by it everywhere. The time does
   // across servers: Tree pipelines chunks up and down a tree over the network, and on the fit
   // sets (calibrate/published: the p5 and p4de pairs) it runs 18-49% slower than its bandwidth
@@ -110,7 +89,7 @@ Estimate estimate_one(const CommShape& s, Op op, double bytes, Algo a, Proto p,
   // with it). NVLSTree's time charges its pipeline fill instead (transport.hpp).
   if (a == Algo::tree && op == Op::all_reduce && (nccl_time || nodes > 1))
     algbw *= nccl_tree_correction(p, bytes);
-  if (!nccl_time && a == Algo::nvls && prm.nvls_multimem_efficiency > 0) {
+  if (!nccl_time && a == Algo::nvls && nodes == 1 && prm.nvls_multimem_efficiency > 0) {
     // The run: each GPU's NVLink carries S (1 + 1/n) each way at the multimem rate.
     const double gpu_nvlink = nch * g.bw_intra_GBps;
     algbw = std::min(algbw, gpu_nvlink * prm.nvls_multimem_efficiency * n / (n + 1.0));
@@ -154,6 +133,10 @@ Estimate estimate_one(const CommShape& s, Op op, double bytes, Algo a, Proto p,
       lat += log2_floor(nodes) * inter_lat / prm.pat_log_latency_divisor +
              n * prm.pat_per_rank_latency_us;
       break;
+    case Algo::collnet_direct:
+    case Algo::collnet_chain:
+      lat += collnet_latency_us(s, a, intra_lat, inter_lat);
+      break;
   }
   double plateau = 1.0;
   if (a == Algo::ring && p == Proto::simple && nodes > 1 && op == Op::all_reduce &&
@@ -171,14 +154,6 @@ Estimate estimate_one(const CommShape& s, Op op, double bytes, Algo a, Proto p,
   e.time_us = algbw > 0 ? lat + bytes / (1e3 * algbw) : lat;  // GB/s = 1e3 bytes/us
   return e;
 }
-
-}  // namespace
-
-bool nvls_enabled(const CommShape& shape, const TunerOptions& options) {
-  return shape.multicast && options.nvls.value_or(true);
-}
-
-namespace {
 
 std::vector<Estimate> estimates(const CommShape& shape, Op op, double bytes,
                                 const NcclParams& params, const TunerOptions& options,

@@ -25,6 +25,14 @@ struct CommShape {
   GraphInfo ring;
   GraphInfo tree;
   GraphInfo nvls;
+  // CollNet (collnet.hpp): the servers hang on a fabric whose switches reduce (SHARP, topology
+  // `sharp: true`), their GPUs are sm90 or newer (NCCL's CollNetDirect refinement), and NCCL's
+  // CollNet graphs: CollNetDirect one head per GPU, CollNetChain the tree's with the ring's
+  // channel count (init.cc).
+  bool sharp = false;
+  bool sm90 = false;
+  GraphInfo collnet_direct;
+  GraphInfo collnet_chain;
   // The time side (transport.hpp), never read by the choice: one network step of the fabric's
   // transport, us (0: NCCL's own hop figures, as on one server).
   double net_step_latency_us = 0;
@@ -46,6 +54,9 @@ struct TunerOptions {
   // release of the priors (2.28.9). Earlier releases priced NVLS and NVLSTree differently
   // (nccl_release.hpp).
   int nccl_version = 0;
+  // NCCL_COLLNET_ENABLE: unset is NCCL's default, off; true lets CollNet run where the fabric
+  // reduces in its switches (CommShape::sharp) and the communicator spans 2 servers or more.
+  std::optional<bool> collnet;
 };
 
 // Whether NVLS (one server) and NVLSTree (several) may run: the hardware and the option.

@@ -318,6 +318,7 @@ void build_fabric(const spec::FabricSpec& fabric, ClusterBuilder& builder) {
   info.kind = kind_name(fabric.kind);
   info.planes = fabric.planes;
   info.spray = fabric.spray;
+  info.sharp = fabric.sharp;
   if (fabric.kind != spec::FabricKind::single_switch) {
     info.leaf_ports = fabric.leaf_ports;
     info.oversubscription = fabric.oversubscription;

@@ -86,7 +86,7 @@ ServerPrice parse_price(const Fields& server, const std::string& template_name,
 spec::FabricSpec parse_fabric(const Fields& root, const std::string& file) {
   Fields f(root.node("fabric"), "fabric", "fabric", file, root.loc("fabric"),
            {"kind", "link", "leaf_ports", "oversubscription", "spines", "levels", "pod_leaves",
-            "planes", "spray"});
+            "planes", "spray", "sharp"});
   spec::FabricSpec fabric;
   fabric.loc = f.loc();
   const std::string kind = f.text("kind");
@@ -108,6 +108,12 @@ spec::FabricSpec parse_fabric(const Fields& root, const std::string& file) {
               {"type", "generation", "width", "count", "rate", "bandwidth", "latency",
                "step_latency", "efficiency", "label"});
   fabric.port = parse_link_props(link);
+  fabric.sharp = f.optional_bool("sharp").value_or(false);
+  if (fabric.sharp && fabric.port.kind != LinkKind::infiniband) {
+    f.fail("sharp",
+           "SHARP reduces in InfiniBand switches (NVIDIA Quantum); this fabric's link is " +
+               std::string(to_string(fabric.port.kind)) + "; remove sharp");
+  }
   fabric.planes = static_cast<int>(f.optional_integer("planes", 1, kMaxPlanes).value_or(1));
   fabric.planes_loc = f.loc("planes");
   if (fabric.kind != spec::FabricKind::single_switch) {

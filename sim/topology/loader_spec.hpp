@@ -84,6 +84,9 @@ struct FabricSpec {
   // Per-packet spraying over every equal-cost path (EFA's SRD): the switches above the leaves
   // act as one logical switch per level, each lower switch's uplinks one trunk to it.
   bool spray = false;
+  // In-network reduction (SHARP on NVIDIA Quantum InfiniBand switches): NCCL's CollNet can reduce
+  // in the switches, where the NCCL_COLLNET_ENABLE option turns it on.
+  bool sharp = false;
   SourceLoc loc;
   SourceLoc leaf_ports_loc;
   SourceLoc oversubscription_loc;

@@ -60,6 +60,7 @@ void write_fabric(std::ostringstream& out, const FabricInfo& f) {
   if (f.leaf_ports > 0) {
     out << " (" << f.leaf_ports << "-port switches, " << f.oversubscription << ":1)";
   }
+  if (f.sharp) out << "; SHARP (in-network reduction, NCCL's CollNet)";
   out << "\n";
 }
 

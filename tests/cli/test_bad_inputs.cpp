@@ -82,8 +82,8 @@ const std::vector<BadCase> kCases = {
     // has; it was read, and never found.
     {Format::calibration, "bad/calibration/dangling_reference.json",
      "95: key 'nccl.host_floors[0].config': unknown configuration 'rign/LL'; valid: default, or "
-     "ALGO/PROTO with ALGO one of TREE, RING, NVLS, PAT, NVLSTREE and PROTO one of LL, LL128, "
-     "SIMPLE"},
+     "ALGO/PROTO with ALGO one of TREE, RING, NVLS, PAT, NVLSTREE, COLLNETDIRECT, COLLNETCHAIN "
+     "and PROTO one of LL, LL128, SIMPLE"},
     {Format::calibration, "bad/calibration/empty.json",
      "1: not valid JSON: [json.exception.parse_error.101] parse error at line 1, column 1: "
      "syntax error while parsing value - unexpected end of input"},

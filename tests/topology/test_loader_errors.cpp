@@ -62,6 +62,7 @@ const std::vector<BadFile> kCorpus = {
     {"malformed_yaml", 7, "", {"malformed YAML"}},
     {"empty_template", 7, "nodes", {"has no nodes"}},
     {"bad_multicast", 11, "multicast", {"'maybe' is not true or false"}},
+    {"sharp_on_ethernet", 18, "sharp", {"SHARP reduces in InfiniBand switches", "is ethernet"}},
     {"unknown_cpu_vendor", 9, "vendor", {"unknown cpu vendor 'via'", "valid: intel, amd, arm"}},
 };
 

@@ -47,6 +47,16 @@ void fill2(const JsonReader& a, double (&out)[N][M], double lo, double hi, const
   for (std::size_t i = 0; i < N; ++i) fill(a.item(i), out[i], lo, hi, what);
 }
 
+// The algorithms before CollNet (tree, ring, nvls, pat, nvls_tree).
+constexpr std::size_t kAlgoCountBeforeCollNet = 5;
+
+// The first `rows` rows of a per-algorithm latency table.
+void fill_rows(const JsonReader& a, double (&out)[kAlgoCount][kProtoCount], std::size_t rows,
+               const char* what) {
+  a.expect_array(rows);
+  for (std::size_t i = 0; i < rows; ++i) fill(a.item(i), out[i], 0, kMaxLatencyUs, what);
+}
+
 }  // namespace
 
 json nccl_params_json(const NcclParams& p) {
@@ -178,12 +188,17 @@ NcclParams nccl_params_from_json(const json& j, const JsonLines& lines, const st
   const char* const rate = "a rate of 0 or more GB/s";
   NcclParams p;
   p.source = r.text("source");
-  fill2(r.value("base_latency_us"), p.base_latency_us, 0, kMaxLatencyUs, latency);
+  // Files written before CollNet was modelled have the first kAlgoCountBeforeCollNet rows; the
+  // CollNet rows then take NCCL's figures (set_collnet_latencies).
+  set_collnet_latencies(p);
+  const JsonReader base = r.value("base_latency_us");
+  const std::size_t rows =
+      base.size() == kAlgoCountBeforeCollNet ? kAlgoCountBeforeCollNet : std::size_t{kAlgoCount};
+  fill_rows(base, p.base_latency_us, rows, latency);
   const JsonReader hop = r.value("hop_latency_us");  // a table per link class
   hop.expect_array(kLinkClassCount);
-  for (int c = 0; c < kLinkClassCount; ++c) {
-    fill2(hop.item(static_cast<std::size_t>(c)), p.hop_latency_us[c], 0, kMaxLatencyUs, latency);
-  }
+  for (int c = 0; c < kLinkClassCount; ++c)
+    fill_rows(hop.item(static_cast<std::size_t>(c)), p.hop_latency_us[c], rows, latency);
   auto num = [&](const char* key, double lo, double hi, const char* what) {
     return r.number(key, lo, hi, what);
   };

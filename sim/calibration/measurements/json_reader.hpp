@@ -57,6 +57,7 @@ class JsonReader {
   // This reader's own value: an array of exactly n items; a number in [lo, hi] (`what` names
   // the range); an integer in [lo, hi].
   void expect_array(std::size_t n) const;
+  std::size_t size() const { return j_.is_array() ? j_.size() : 0; }  // items of an array, else 0
   double as_number(double lo, double hi, const std::string& what) const;
   int as_integer(long long lo, long long hi) const;
   // Refuses any key not in `known`: a misspelt key would otherwise be ignored in silence.
