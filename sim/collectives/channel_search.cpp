@@ -83,6 +83,21 @@ GraphInfo tree_graph(const SearchInput& in, const GraphInfo& ring, const NcclPar
   return tree;
 }
 
+namespace {
+
+// The first of `speeds` (highest first) that a head's NIC path carries while `load` times it fits
+// the GPU's intra-server total; speeds.size() if none does.
+std::size_t first_head_speed(const std::vector<double>& speeds, double nic_capacity,
+                             double gpu_total, double load) {
+  std::size_t i = 0;
+  while (i < speeds.size() &&
+         !(speeds[i] <= nic_capacity + 1e-9 && load * speeds[i] <= gpu_total + 1e-9))
+    ++i;
+  return i;
+}
+
+}  // namespace
+
 GraphInfo nvls_graph(const SearchInput& in, const NcclParams& params) {
   GraphInfo g;
   if (!in.multi_node) {
@@ -96,10 +111,7 @@ GraphInfo nvls_graph(const SearchInput& in, const NcclParams& params) {
   if (heads < 2) return g;
   const std::vector<double>& speeds = params.inter_speeds_GBps;
   const double nic_capacity = std::min(in.nic_GBps, in.gpu_nic_GBps);
-  std::size_t i = 0;
-  while (i < speeds.size() &&
-         !(speeds[i] <= nic_capacity + 1e-9 && (heads + 1) * speeds[i] <= in.gpu_total_GBps + 1e-9))
-    ++i;
+  std::size_t i = first_head_speed(speeds, nic_capacity, in.gpu_total_GBps, heads + 1);
   if (i == speeds.size()) return g;
   g.n_channels = heads;
   g.bw_intra_GBps = speeds[i];
@@ -117,11 +129,8 @@ GraphInfo collnet_direct_graph(const SearchInput& in, const NcclParams& params) 
   const int heads = std::min(in.gpus_per_node, kMaxDirectHeads);
   if (!in.multi_node || heads < 2) return g;
   const std::vector<double>& speeds = params.inter_speeds_GBps;
-  const double nic_capacity = std::min(in.nic_GBps, in.gpu_nic_GBps);
-  std::size_t i = 0;
-  while (i < speeds.size() &&
-         !(speeds[i] <= nic_capacity + 1e-9 && 2 * speeds[i] <= in.gpu_total_GBps + 1e-9))
-    ++i;
+  std::size_t i =
+      first_head_speed(speeds, std::min(in.nic_GBps, in.gpu_nic_GBps), in.gpu_total_GBps, 2);
   if (i == speeds.size()) return g;
   g.n_channels = heads;
   g.bw_inter_GBps = speeds[i];

@@ -30,15 +30,11 @@ void set_collnet_latencies(NcclParams& p) {
   constexpr int C = index_of(Algo::collnet_chain);
   set3(p.base_latency_us[D], 0, 0, 0);
   set3(p.base_latency_us[C], 0, 0, 0);
-  auto& nvl = p.hop_latency_us[index_of(LinkClass::nvlink)];
-  auto& pci = p.hop_latency_us[index_of(LinkClass::pcie)];
-  auto& net = p.hop_latency_us[index_of(LinkClass::network)];
-  set3(nvl[D], 0, 0, 3.7);
-  set3(nvl[C], 0, 0, 2.8);
-  set3(pci[D], 0, 0, 3.7);
-  set3(pci[C], 0, 0, 2.8);
-  set3(net[D], 0, 0, 31);
-  set3(net[C], 0, 0, 30);
+  constexpr double kHop[kLinkClassCount][2] = {{3.7, 2.8}, {3.7, 2.8}, {31, 30}};
+  for (int c = 0; c < kLinkClassCount; ++c) {
+    set3(p.hop_latency_us[c][D], 0, 0, kHop[c][0]);
+    set3(p.hop_latency_us[c][C], 0, 0, kHop[c][1]);
+  }
 }
 
 NcclParams nccl_priors(GpuArch arch) {

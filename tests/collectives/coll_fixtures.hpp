@@ -103,6 +103,17 @@ inline CommShape dgx_one_node() {
   return s;
 }
 
+// 2 DGX H100 as NCCL's tuner sees them: 16 ranks, NVLS graph of 8 heads at 40 / 48 GB/s.
+inline CommShape two_dgx() {
+  CommShape s = dgx_one_node();
+  s.n_ranks = 16;
+  s.n_nodes = 2;
+  s.multicast = true;
+  s.ring = s.tree = GraphInfo{16, 22.5, 22.5};
+  s.nvls = GraphInfo{8, 40, 48};
+  return s;
+}
+
 // Ranks 0..n-1.
 inline std::vector<int> first_ranks(int n) {
   std::vector<int> r;

@@ -21,14 +21,9 @@ namespace {
 // 2 DGX H100 on a SHARP fabric as NCCL's tuner sees them: 16 ranks; ring and tree graphs of 16
 // channels at 22.5 GB/s, the NVLS graph's 8 heads at 40 / 48 GB/s, CollNetDirect's 8 heads at 48.
 CommShape two_dgx_sharp() {
-  CommShape s = testing::dgx_one_node();
-  s.n_ranks = 16;
-  s.n_nodes = 2;
-  s.multicast = true;
+  CommShape s = testing::two_dgx();
   s.sm90 = true;
   s.sharp = true;
-  s.ring = s.tree = GraphInfo{16, 22.5, 22.5};
-  s.nvls = GraphInfo{8, 40, 48};
   s.collnet_direct = GraphInfo{8, 48, 48};
   s.collnet_chain = GraphInfo{16, 22.5, 22.5};
   return s;

@@ -13,16 +13,7 @@ using namespace cs::coll;
 
 namespace {
 
-// 2 DGX H100 as NCCL's tuner sees them: 16 ranks, NVLS graph of 8 heads at 40 / 48 GB/s.
-CommShape two_dgx() {
-  CommShape s = testing::dgx_one_node();
-  s.n_ranks = 16;
-  s.n_nodes = 2;
-  s.multicast = true;
-  s.ring = s.tree = GraphInfo{16, 22.5, 22.5};
-  s.nvls = GraphInfo{8, 40, 48};
-  return s;
-}
+using testing::two_dgx;
 
 // The same servers, four of them.
 CommShape four_dgx() {
