@@ -71,7 +71,8 @@ int tree_head_net_connections(int nodes);
 // the NIC reads and writes them directly (GDR), LL's in host memory (net.cc); which part of the
 // step's round between kernel, proxy and NIC the fixed time is, no public trace of a multi-server
 // run shows. LL is not charged (its rings and trees across servers keep their times without it),
-// nor Simple (the p4de pair's Tree Simple at 512 MiB - 2 GiB, 5-9 % fast, would turn 8 % slow).
+// nor Simple, where no fit point asks for it (the p4de pair's Tree Simple at 512 MiB - 2 GiB,
+// 5-9 % fast, would run 5-9 % slow with it, chunks of 512 KiB).
 
 // Tree LL128 all-reduce across servers, us: every chunk after the first costs the busiest head
 // `params.ll128_net_chunk_us` per network connection; loops of channels x chunk bytes
