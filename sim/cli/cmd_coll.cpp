@@ -92,12 +92,12 @@ void run_coll(const CollArgs& a, int servers, bool several, std::ostringstream& 
   options.proto_mask = coll::parse_proto_mask(a.proto.empty() ? env_or("NCCL_PROTO", "") : a.proto,
                                               a.proto.empty() ? "NCCL_PROTO" : "proto");
   options.nvls = a.nvls.empty()
-                     ? coll::parse_nvls_enable(env_or("NCCL_NVLS_ENABLE", ""), "NCCL_NVLS_ENABLE")
-                     : coll::parse_nvls_enable(a.nvls, "nvls");
+                     ? coll::parse_enable(env_or("NCCL_NVLS_ENABLE", ""), "NCCL_NVLS_ENABLE")
+                     : coll::parse_enable(a.nvls, "nvls");
   options.nccl_version = coll::parse_nccl_version(a.nccl, "nccl");
-  options.collnet = a.collnet.empty() ? coll::parse_nvls_enable(env_or("NCCL_COLLNET_ENABLE", ""),
-                                                                "NCCL_COLLNET_ENABLE")
-                                      : coll::parse_nvls_enable(a.collnet, "collnet");
+  options.collnet = a.collnet.empty() ? coll::parse_enable(env_or("NCCL_COLLNET_ENABLE", ""),
+                                                           "NCCL_COLLNET_ENABLE")
+                                      : coll::parse_enable(a.collnet, "collnet");
   const double increment = parse_nccl_size(a.increment, "stepbytes");
   const double min_bytes = parse_nccl_size(a.min_bytes, "minbytes");
   double max_bytes = parse_nccl_size(a.max_bytes, "maxbytes");

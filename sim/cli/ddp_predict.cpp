@@ -26,10 +26,10 @@ namespace {
 coll::TunerOptions nccl_env_options(const cal::Calibration* calibration) {
   coll::TunerOptions o;
   const char* v = std::getenv("NCCL_NVLS_ENABLE");
-  o.nvls = coll::parse_nvls_enable(v != nullptr ? v : "", "NCCL_NVLS_ENABLE");
+  o.nvls = coll::parse_enable(v != nullptr ? v : "", "NCCL_NVLS_ENABLE");
   if (!o.nvls && calibration != nullptr) o.nvls = calibration->nvls;
   const char* collnet = std::getenv("NCCL_COLLNET_ENABLE");
-  o.collnet = coll::parse_nvls_enable(collnet != nullptr ? collnet : "", "NCCL_COLLNET_ENABLE");
+  o.collnet = coll::parse_enable(collnet != nullptr ? collnet : "", "NCCL_COLLNET_ENABLE");
   return o;
 }
 

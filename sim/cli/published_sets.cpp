@@ -114,7 +114,7 @@ PublishedSet parse_set(const YAML::Node& node, const std::string& file, const st
         if (name == "NCCL_ALGO") coll::parse_algo_mask(s.env[name], name);
         if (name == "NCCL_PROTO") coll::parse_proto_mask(s.env[name], name);
         if (name == "NCCL_NVLS_ENABLE" || name == "NCCL_COLLNET_ENABLE")
-          coll::parse_nvls_enable(s.env[name], name);
+          coll::parse_enable(s.env[name], name);
       } catch (const InputError& e) {
         throw InputError(value_at, "", e.what());
       }
@@ -193,9 +193,9 @@ std::vector<ComparedSet> predict_sets(const std::vector<PublishedSet>& sets) {
     options.proto_mask = coll::parse_proto_mask(env("NCCL_PROTO"), "NCCL_PROTO");
     options.nvls = env("NCCL_NVLS_ENABLE").empty()
                        ? std::optional<bool>(s.nvls)
-                       : coll::parse_nvls_enable(env("NCCL_NVLS_ENABLE"), "NCCL_NVLS_ENABLE");
+                       : coll::parse_enable(env("NCCL_NVLS_ENABLE"), "NCCL_NVLS_ENABLE");
     options.nccl_version = s.nccl_version;
-    options.collnet = coll::parse_nvls_enable(env("NCCL_COLLNET_ENABLE"), "NCCL_COLLNET_ENABLE");
+    options.collnet = coll::parse_enable(env("NCCL_COLLNET_ENABLE"), "NCCL_COLLNET_ENABLE");
 
     const topo::ClusterGraph graph(cluster);
     coll::Communicator comm(graph, ranks, coll::nccl_priors(coll::comm_arch(cluster, ranks)));

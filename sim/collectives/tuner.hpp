@@ -139,9 +139,9 @@ TunerChoice choose_timed(const CommShape& nccl_shape, const NcclParams& nccl,
 // Parses NCCL_ALGO / NCCL_PROTO style lists ("ring,tree", case-insensitive) into a mask; throws
 // InputError naming `key` and the valid values. An empty text means "all".
 unsigned parse_algo_mask(const std::string& text, const std::string& key);
-// NCCL_NVLS_ENABLE style: "" -> nullopt (NCCL's default), on / 1 -> true, off / 0 -> false; else
-// throws InputError naming `key`.
-std::optional<bool> parse_nvls_enable(const std::string& text, const std::string& key);
+// An NCCL_NVLS_ENABLE / NCCL_COLLNET_ENABLE value: "" -> nullopt (NCCL's default), on / 1 -> true,
+// off / 0 -> false; else throws InputError naming `key`.
+std::optional<bool> parse_enable(const std::string& text, const std::string& key);
 unsigned parse_proto_mask(const std::string& text, const std::string& key);
 // An NCCL release, "2.24.3" or "2.24" (patch 0), as NCCL_VERSION_CODE; "" -> 0 (the priors'
 // release). Releases before 2.12 or after 2.99 throw InputError naming `key`.

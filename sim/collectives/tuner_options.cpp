@@ -43,7 +43,7 @@ unsigned parse_proto_mask(const std::string& text, const std::string& key) {
   return parse_mask(text, key, false);
 }
 
-std::optional<bool> parse_nvls_enable(const std::string& text, const std::string& key) {
+std::optional<bool> parse_enable(const std::string& text, const std::string& key) {
   if (text.empty()) return std::nullopt;
   if (text == "on" || text == "1") return true;
   if (text == "off" || text == "0") return false;
