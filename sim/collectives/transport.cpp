@@ -150,8 +150,7 @@ double ll128_net_step_floor(const CommShape& shape, Proto proto, const NcclParam
 }
 
 int tree_head_net_connections(int nodes) {
-  if (nodes <= 1) return 0;
-  return nodes >= 4 ? 3 : 2;
+  return nodes <= 1 ? 0 : 2;
 }
 
 double tree_net_chunk_us(const CommShape& shape, Op op, const Estimate& estimate, double bytes,

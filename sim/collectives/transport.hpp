@@ -58,11 +58,14 @@ double nvls_tree_fill_us(const CommShape& shape, Op op, Algo algo, double bytes,
 // x 16 / ppn and above 32 KiB; then rounded down to LL128's grain (1920 B).
 double tree_ll128_chunk_bytes(double bytes, int ranks, int nodes, int channels);
 
-// Network connections the busiest server head of NCCL's double binary tree serves in one loop of
-// its kernel (trees.cc ncclGetBtree, all_reduce.h runTreeSplit): on 2 or 3 servers the root's
-// single loop receives from its one child server and sends back to it (2); from 4 servers a
-// middle server has a parent and two children, and its reduce-up and broadcast-down thread groups
-// each serve 3. One server: 0.
+// Network connections the busiest GPU of a server serves in one loop of NCCL's Tree kernel
+// (trees.cc ncclGetBtree, connect.cc, all_reduce.h runTreeSplit): NCCL searches the tree graph
+// with its balanced pattern (init.cc, NCCL_TOPO_PATTERN_BALANCED_TREE), which puts a server's
+// parent and second child on the chain's first GPU and its first child on the second GPU. The
+// root's single loop receives from its one child server and sends the sum back (2); a middle
+// server's first GPU serves its parent and second child in each of the reduce-up and
+// broadcast-down thread groups (2), its second GPU the first child (1). So 2 from 2 servers up;
+// one server: 0.
 int tree_head_net_connections(int nodes);
 
 // LL128 across servers: a chunk on a network connection costs the GPU serving it a fixed

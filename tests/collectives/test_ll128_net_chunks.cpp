@@ -42,14 +42,14 @@ TEST_CASE("NCCL's Tree LL128 chunk shrinks for calls of a few loops") {
   CHECK(tree_ll128_chunk_bytes(1073741824, 16, 2, 32) == doctest::Approx(576000));
 }
 
-TEST_CASE(
-    "the busiest head of NCCL's double binary tree serves 2 network connections, 3 from 4 "
-    "servers") {
+TEST_CASE("the busiest GPU of NCCL's balanced tree serves 2 network connections a loop") {
   CHECK(tree_head_net_connections(1) == 0);
   CHECK(tree_head_net_connections(2) == 2);  // the root: its child server's data in, the sum out
   CHECK(tree_head_net_connections(3) == 2);  // ncclGetBtree(3): 0 -> 2 -> 1, a chain
-  CHECK(tree_head_net_connections(4) == 3);  // ncclGetBtree(4): 2 has parent 0, children 1 and 3
-  CHECK(tree_head_net_connections(32) == 3);
+  // ncclGetBtree(4): server 2 has parent 0 and children 1 and 3; the balanced pattern puts the
+  // parent and child 3 (its second, down1) on the first GPU, child 1 on the second.
+  CHECK(tree_head_net_connections(4) == 2);
+  CHECK(tree_head_net_connections(32) == 2);
 }
 
 TEST_CASE("each Tree LL128 chunk after the first costs the busiest head per network connection") {
@@ -64,10 +64,10 @@ TEST_CASE("each Tree LL128 chunk after the first costs the busiest head per netw
   CHECK(tree_net_chunk_us(two.shape, Op::all_reduce, two.estimate, 262144, 32, prm) == 0);
   // 4 servers: steps = 1 + 2 + 0.8 = 3.8, loops < 30.4 then < 7.6; 16 MiB on 32 channels:
   // 576000 (0) -> 288000 (1) -> 144000 (3) -> 72000 (7) -> 36000 (14 >= 7.6): stop; 36000 rounds
-  // to 18 x 1920 = 34560; loops = ceil(16777216 / 1105920) = 16; 15 x 3 x 4.5 = 202.5 us.
+  // to 18 x 1920 = 34560; loops = ceil(16777216 / 1105920) = 16; 15 x 2 x 4.5 = 135 us.
   TreeCall four = tree_call(4, Proto::ll128);
   CHECK(tree_net_chunk_us(four.shape, Op::all_reduce, four.estimate, 16777216, 32, prm) ==
-        doctest::Approx(202.5));
+        doctest::Approx(135.0));
   // Only Tree LL128 all-reduce across servers: not LL, not one server.
   TreeCall ll = tree_call(2, Proto::ll);
   CHECK(tree_net_chunk_us(ll.shape, Op::all_reduce, ll.estimate, 4194304, 32, prm) == 0);
