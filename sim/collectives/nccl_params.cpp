@@ -252,7 +252,7 @@ NcclParams nccl_priors(GpuArch arch) {
   // LL128 across servers, the fixed cost of a chunk on a network connection (transport.hpp): read
   // off the published pairs of calibrate/published/multinode.yaml, role fit, as the value with
   // the least median error over each pair's Tree LL128 points, charged per chunk after the first
-  // and per connection of the busiest head (256 KiB - 16 MiB on the AWS p5 pair, H100: 4.5 us,
+  // and per connection of the busiest GPU (256 KiB - 16 MiB on the AWS p5 pair, H100: 4.5 us,
   // median 7 %; 256 KiB - 256 MiB on the p4de pair, A100: 7.0 us, median 7 %; without it the pairs
   // ran 14-45 % fast there). The same figure as a ring's step floor, never fitted to a ring, puts
   // the p5 pair's Ring LL128 points at 0 and +5 % (-15 and -6 % without). Other generations have

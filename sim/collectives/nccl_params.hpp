@@ -123,7 +123,8 @@ struct NcclParams {
   double ring_fill_GBps = 0;
   // LL128 across servers: the fixed time one chunk on a network connection costs the GPU that
   // serves it, us (collectives/transport.hpp: Tree's chunks after the first, per connection of
-  // the busiest head, tree_net_chunk_us; a ring's step floor, ll128_net_step_floor); 0: none.
+  // the busiest GPU of a server, tree_net_chunk_us; a ring's step floor, ll128_net_step_floor); 0:
+  // none.
   double ll128_net_chunk_us = 0;
 
   // Channels shrink while bytes < nChannels * nThreads * threshold (threshold x nRanks for ring

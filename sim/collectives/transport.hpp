@@ -77,7 +77,7 @@ int tree_head_net_connections(int nodes);
 // nor Simple, where no fit point asks for it (the p4de pair's Tree Simple at 512 MiB - 2 GiB,
 // 5-9 % fast, would run 5-9 % slow with it, chunks of 512 KiB).
 
-// Tree LL128 all-reduce across servers, us: every chunk after the first costs the busiest head
+// Tree LL128 all-reduce across servers, us: every chunk after the first costs the busiest GPU
 // `params.ll128_net_chunk_us` per network connection; loops of channels x chunk bytes
 // (tree_ll128_chunk_bytes). Zero for another algorithm, protocol or op, and on one server.
 double tree_net_chunk_us(const CommShape& shape, Op op, const Estimate& estimate, double bytes,

@@ -1,5 +1,5 @@
 // LL128 across servers: a chunk's fixed cost on a network connection (collectives/transport.hpp),
-// in Tree all-reduce (NCCL's chunk, the busiest head's connections) and as a ring's step floor,
+// in Tree all-reduce (NCCL's chunk, the busiest GPU's connections) and as a ring's step floor,
 // each derived by hand.
 #include <doctest/doctest.h>
 
