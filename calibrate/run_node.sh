@@ -68,6 +68,9 @@ else
 fi
 # GATED_MAX=BYTES: time NCCL calls up to that size gated as well (cs_cal_nccl --gated-max-bytes).
 [[ -n ${GATED_MAX:-} ]] && nccl_args+=(--gated-max-bytes="$GATED_MAX")
+# LAUNCH=procs: one process per GPU, as PyTorch and mpirun-launched nccl-tests run NCCL.
+procs=0
+[[ ${LAUNCH:-} == procs ]] && procs=1
 
 stage launch 60 "$bin/cs_cal_launch" --out="$work/launch.json"
 
@@ -89,8 +92,10 @@ if ((gpus >= 2)); then
         env_args+=(NCCL_DEBUG_SUBSYS=INIT,GRAPH,TUNING NCCL_TOPO_DUMP_FILE="$work/nccl-topo.xml"
           NCCL_GRAPH_DUMP_FILE="$work/nccl-graph.xml")
       fi
+      launch_args=()
+      ((procs)) && launch_args=(--procs="$n")
       stage "nccl-$tag" 90 env "${env_args[@]}" "$bin/cs_cal_nccl" --nranks="$n" --ops="$ops" \
-        "${nccl_args[@]}" --out="$work/nccl-$tag.json"
+        "${launch_args[@]}" "${nccl_args[@]}" --out="$work/nccl-$tag.json"
     done
   done
 fi

@@ -28,7 +28,9 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "host"))
 import builders  # noqa: E402
+from host_probe import probe_in_process  # noqa: E402
 from profiling import profile_ops  # noqa: E402
 from steps import (ddp_steps, host_phases, layers_of, make_optimizer, plain_steps,  # noqa: E402
                    record_work, train_step)
@@ -61,8 +63,10 @@ def main():
     times, peak, reserved, outside, returns = plain_steps(spec, precision, optimizer_name, batch, seq, args.steps, 5)
     ddp_times, ddp_peak, buckets = ddp_steps(spec, precision, optimizer_name, batch, seq, 25,
                                              args.steps, 5)
-    # 2. Host time of each phase.
+    # 2. Host time of each phase, and the host probe right after it (calibrate/host/), so that
+    # these host times mean "on a host this fast" and can be carried to another host.
     host, host_samples = host_phases(spec, precision, optimizer_name, seq, args.steps)
+    host_probe = probe_in_process()
 
     # 3. What grows with batch and sequence: the same step recorded smaller.
     smaller = {}
@@ -111,6 +115,7 @@ def main():
                     for k, v in smaller.items()},
         "host_us": host,
         "host_samples_us": host_samples,
+        "host_probe": host_probe,
         "unattributed_kernels": unattributed[:200],
         "unattributed_count": len(unattributed),
         "step_ms": {"plain": times, "ddp": ddp_times},

@@ -2,9 +2,10 @@
 # Exports every shipped model on this GPU (one process per configuration, as users run) and packs
 # the raw files into $OUT/<machine>-models.tar.gz.
 #
-#   calibrate/models/run_models.sh MACHINE [smoke|full|defaults|variants] [SECONDS]
+#   calibrate/models/run_models.sh MACHINE [smoke|full|defaults|variants|list] [SECONDS]
 # defaults: the shipped models at their default settings; variants: only the configurations at
-# other batch sizes and precisions.
+# other batch sizes and precisions; list: the configurations in $CONFIGS, separated by ';'
+# (each "model [export flags]").
 set -u
 machine=${1:?usage: run_models.sh MACHINE [smoke|full] [SECONDS]}
 mode=${2:-full}
@@ -26,7 +27,9 @@ else
             "gpt2 --precision fp32 --batch 4 --tag=-fp32-b4" "bert-large --batch 4 --tag=-b4"
             "bert-large --tag=-rerun" "llama-1b --batch 2 --tag=-b2")
   defaults=("gpt2" "resnet50" "bert-large" "gpt2-medium" "llama-1b" "gpt2-xl")
-  if [ "$mode" = variants ]; then
+  if [ "$mode" = list ]; then
+    IFS=';' read -r -a configs <<<"${CONFIGS:?list mode reads CONFIGS}"
+  elif [ "$mode" = variants ]; then
     configs=("${variants[@]}")
   elif [ "$mode" = defaults ]; then
     configs=("${defaults[@]}")

@@ -248,8 +248,12 @@ def build(raws, sources):
         m.update({"precision": s["precision"], "optimizer": s["optimizer"],
                   "optimizer_us": round(sum(o["gpu_us"] for o in opt), 3),
                   "optimizer_kernels": sum(o["kernels"] for o in opt),
-                  "host_us": {k: round(v, 1) for k, v in raw["host_us"].items()},
-                  "source": sources[raws.index(raw)]})
+                  "host_us": {k: round(v, 1) for k, v in raw["host_us"].items()}})
+        if "host_probe" in raw:  # exports from before the probe existed have none
+            probe = raw["host_probe"]
+            m["host"] = {"probe": probe["schema"],
+                         **{f"{k}_us": round(v, 2) for k, v in probe["alone_us"].items()}}
+        m["source"] = sources[raws.index(raw)]
         measured.append((m, per_layer))
 
     out = []
