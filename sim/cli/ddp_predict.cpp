@@ -3,13 +3,17 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 
+#include "calibration/measurements/json_reader.hpp"
+#include "calibration/measurements/node_host.hpp"
 #include "calibration/validate/machine_match.hpp"
 #include "collectives/communicator.hpp"
 #include "collectives/sweep.hpp"
 #include "core/error.hpp"
 #include "core/event_queue.hpp"
+#include "core/input_file.hpp"
 #include "core/units.hpp"
 #include "network/analytical_network.hpp"
 #include "network/copies.hpp"
@@ -180,6 +184,9 @@ void add_step_flags(CLI::App* cmd, StepFlags& flags) {
                   "Layer times: measured (scaled through the work model; the default) or work");
   cmd->add_option("--measurement", flags.measurement,
                   "The model file's measurement id to scale from (default: best match)");
+  cmd->add_option("--host-probe", flags.host_probe,
+                  "The node's host probe (calibrate/host/host_probe.py's JSON): host costs are "
+                  "carried to it (default: the calibration's, else the reference host)");
 }
 
 workload::StepOptions step_options(const StepFlags& a, const workload::Model& model) {
@@ -219,6 +226,23 @@ workload::StepOptions step_options(const StepFlags& a, const workload::Model& mo
   o.compute =
       a.compute == "work" ? workload::ComputeSource::work : workload::ComputeSource::measured;
   o.measurement = a.measurement;
+  if (!a.host_probe.empty()) {
+    const std::string text = read_input_file(a.host_probe, "--host-probe file");
+    const nlohmann::json doc = cal::parse_json(text, a.host_probe);
+    const cal::JsonLines lines(a.host_probe, text);
+    const cal::JsonReader r(doc, lines, "", "");
+    if (r.text("schema") != kHostProbeSchema)
+      r.fail("schema", std::string("expected \"") + kHostProbeSchema + "\" (a host probe file)");
+    const cal::NodeHost h =
+        cal::node_host_from_probe(r, std::filesystem::path(a.host_probe).filename().string());
+    o.host = h.alone;
+    o.host->source = "host probe " + h.file + " (one process)";
+    if (h.all) {
+      o.host_all = *h.all;
+      o.host_all->source = "host probe " + h.file + " (" + std::to_string(h.world_size) +
+                           " processes at once)";
+    }
+  }
   return o;
 }
 
@@ -280,7 +304,25 @@ DdpPrediction predict_ddp(const topo::Cluster& cluster, const workload::Model& m
   }
   const topo::ClusterGraph graph(cluster);
   const double input_bytes = options.batch * model.settings.input_bytes_per_sample;
-  p.plan = workload::plan_step(model, options, p.gpu, p.compute,
+  workload::StepOptions step = options;
+  if (!step.host && calibration != nullptr && calibration->host) {
+    const cal::NodeHost& h = *calibration->host;
+    const std::string from = "host of calibration '" + calibration->machine + "' (" + h.file;
+    step.host = h.alone;
+    step.host->source = from + ", one process)";
+    if (h.all) {
+      step.host_all = *h.all;
+      step.host_all->source = from + ", " + std::to_string(h.world_size) + " processes at once)";
+    }
+  }
+  // Several processes on this server: the host as the probe timed it with every process at once.
+  const int server = cluster.nodes[static_cast<std::size_t>(gpu_node)].server;
+  const auto on_server = std::count_if(ranks.begin(), ranks.end(), [&](int r) {
+    return cluster.nodes[static_cast<std::size_t>(cluster.ranks[static_cast<std::size_t>(r)])]
+               .server == server;
+  });
+  if (on_server > 1 && step.host_all) step.host = step.host_all;
+  p.plan = workload::plan_step(model, step, p.gpu, p.compute,
                                input_copy_us(graph, gpu_node, input_bytes, options.input_pinned));
   if (options.ddp && ranks.size() > 1) {
     const coll::TunerOptions nccl_options = nccl_env_options(calibration);

@@ -33,6 +33,7 @@ struct StepFlags {
   bool first_step = false;
   std::string compute = "measured";
   std::string measurement;
+  std::string host_probe;  // --host-probe FILE
 };
 void add_step_flags(CLI::App* cmd, StepFlags& flags);
 workload::StepOptions step_options(const StepFlags& flags, const workload::Model& model);

@@ -63,6 +63,7 @@ std::string ddp_text(const DdpReport& r) {
   out << "\n";
   out << "# " << settings_line(r) << "\n";
   out << "# compute: " << r.plan.compute_note << "; GEMMs: " << r.compute.gemm_source << "\n";
+  out << "# host: " << r.plan.host_note << "\n";
   std::snprintf(line, sizeof line,
                 "# memory: %.1f GiB of %.1f GiB (params %.2f, grads %.2f, optimizer %.2f, "
                 "buckets %.2f, activations %.2f, outside PyTorch %.2f)\n",
@@ -114,6 +115,7 @@ nlohmann::json ddp_json(const DdpReport& r) {
   out["find_unused_parameters"] = r.options.find_unused_parameters;
   out["first_step"] = r.options.first_step;
   out["compute"] = r.plan.compute_note;
+  out["host"] = r.plan.host_note;
   out["measurement"] = r.plan.measurement;
   out["step_ms"] = b.step_us / 1e3;
   out["samples_per_s"] = samples_per_s(r);

@@ -172,6 +172,7 @@ std::string calibration_json(const Calibration& c) {
     gemm.push_back(gf);
   }
   j["gemm"] = gemm;
+  if (c.host) j["host"] = node_host_json(*c.host);
   return j.dump(2) + "\n";
 }
 
@@ -192,7 +193,7 @@ Calibration parse_calibration(const std::string& text, const std::string& file_n
   if (schema != kCalibrationSchema)
     r.fail("schema", "expected \"" + std::string(kCalibrationSchema) + "\"");
   r.only({"schema", "machine", "topology", "split", "timing", "nccl_nvls_enable", "nccl",
-          "nccl_by_op", "copies", "launch", "membw_GBps", "gemm"});
+          "nccl_by_op", "copies", "launch", "membw_GBps", "gemm", "host"});
   Calibration c;
   const JsonReader m = r.child("machine");
   m.only({"name", "gpu_name", "gpu_count", "nccl_version"});
@@ -278,6 +279,8 @@ Calibration parse_calibration(const std::string& text, const std::string& file_n
     fit.max_rel_error = f.non_negative("max_rel_error");
     c.compute.gemm.push_back(fit);
   }
+  // Files fitted without a host probe (or before it existed) have none.
+  if (r.has("host")) c.host = node_host_from_calibration(r.child("host"));
   return c;
 }
 

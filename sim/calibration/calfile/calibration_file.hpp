@@ -36,6 +36,9 @@ struct Calibration {
   std::vector<NcclFit> nccl_by_op;  // one per measured collective
   std::vector<CopyFit> copies;
   ComputeFit compute;
+  // The node's host probe (`host`), when its data folder had one: host costs of model files are
+  // carried to it (core/host_probe.hpp).
+  std::optional<NodeHost> host;
 };
 
 // JSON text of a calibration (stable key order, so the same fit writes the same bytes).

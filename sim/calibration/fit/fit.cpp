@@ -46,6 +46,11 @@ Calibration fit_calibration(const Measurements& data, const Split& split,
   }
   c.copies = fit_copies(data, split);
   c.compute = fit_compute(data, split);
+  // The host: the probe run on the most GPUs (every process at once is how a job runs), the first
+  // by file name among equals. Nothing is fitted: the probe's figures are the host's.
+  for (const NodeHost& h : data.hosts) {
+    if (!c.host || h.world_size > c.host->world_size) c.host = h;
+  }
   return c;
 }
 

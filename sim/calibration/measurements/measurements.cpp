@@ -91,6 +91,12 @@ void read_measurement_text(const std::string& text, const std::string& file_name
     out.fitted_files.push_back(file_name);
     return;
   }
+  if (schema == kHostProbeSchema) {
+    const JsonLines lines(file_name, text);
+    out.hosts.push_back(node_host_from_probe(JsonReader(doc, lines, "", ""),
+                                             std::filesystem::path(file_name).filename().string()));
+    return;
+  }
   if (schema != kSchema)
     throw InputError(top, "schema",
                      "unknown schema '" + schema + "'; expected \"" + kSchema + "\"");

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "calibration/measurements/node_host.hpp"
 #include "core/error.hpp"
 
 namespace cs::cal {
@@ -104,6 +105,8 @@ struct Measurements {
   std::vector<LaunchPoint> launches;
   std::vector<GemmPoint> gemms;
   std::vector<MembwPoint> membw;
+  // Host probes in the folder (calibrate/host/host_probe.py), in file order.
+  std::vector<NodeHost> hosts;
 };
 
 // Reads every *.json file of `folder` (sorted by name, so the result is the same on every run).

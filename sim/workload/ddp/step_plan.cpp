@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "core/error.hpp"
 
@@ -145,6 +146,14 @@ int optimizer_kernels(OptimizerKind optimizer, int tensors, double elements) {
   return total;
 }
 
+HostProbe reference_host() {
+  HostProbe h;
+  // launch, elementwise, linear, conv, autograd, foreach (kHostProbeClasses' order).
+  h.us = {5.79, 10.09, 97.37, 84.62, 21.5, 11.73};
+  h.source = "the reference host (median of 11 probes of the lent H200 VMs)";
+  return h;
+}
+
 StepOptions default_options(const Model& model) {
   StepOptions o;
   o.batch = model.settings.batch;
@@ -221,6 +230,25 @@ StepPlan plan_step(const Model& model, const StepOptions& options, const topo::G
     if (bwd > 0) host_bwd = m->host_backward_us / bwd;
     if (m->optimizer_kernels > 0) host_opt = m->host_optimizer_us / m->optimizer_kernels;
   }
+  // The host: the measurement's host costs carried from its probe to the target host's.
+  const HostProbe target = options.host ? *options.host : reference_host();
+  char index[64];
+  std::snprintf(index, sizeof index, "index %.2f us", target.index_us());
+  if (m != nullptr && m->host) {
+    plan.host_scale = host_scale(*m->host, target);
+    char factor[96];
+    std::snprintf(factor, sizeof factor, "; the export's host %.2f us: host costs x %.3f",
+                  m->host->index_us(), plan.host_scale);
+    plan.host_note = target.source + ", " + index + factor;
+  } else if (m != nullptr) {
+    plan.host_note = "as measured on the export's host (measurement '" + m->id +
+                     "' has no host probe)";
+  } else {
+    plan.host_note = "priors per kernel (no measurement)";
+  }
+  host_fwd *= plan.host_scale;
+  host_bwd *= plan.host_scale;
+  host_opt *= plan.host_scale;
 
   int work_layers = 0;
   int param_index = 0;

@@ -35,7 +35,19 @@ struct StepOptions {
   bool first_step = false;
   ComputeSource compute = ComputeSource::measured;  // measured falls back to work where absent
   std::string measurement;  // a measurement id to scale from; "" picks one (pick_measurement)
+  // The host the step runs on (a calibration's probe); absent: kReferenceHost. A measurement's
+  // host costs are carried from its own probe to this one (core/host_probe.hpp).
+  std::optional<HostProbe> host;
+  // The same host's probe with every GPU's process at once: predict_ddp (sim/cli) puts it in
+  // `host` when the step runs several processes on a server.
+  std::optional<HostProbe> host_all;
 };
+
+// The reference host: the median per class of the 11 probes taken on the lent H200 VMs on
+// 2026-11-28 (calibrate/data/h200x2-r2-ddp/host_probe-*.json and the 8 exports of
+// calibrate/data/h200x2r3-models/), index 22.25 us. Predictions without a calibration's host are
+// for a host this fast.
+HostProbe reference_host();
 
 // The model's defaults as options.
 StepOptions default_options(const Model& model);
@@ -61,6 +73,8 @@ struct LayerTasks {
 struct StepPlan {
   std::string measurement;   // the id scaled from; "" when every time came from work
   std::string compute_note;  // one line: where the times came from
+  std::string host_note;     // one line: the host the host costs are for, and the factor applied
+  double host_scale = 1;     // measured host costs x this
   double input_bytes = 0;
   double input_copy_us = 0;  // host to device, pinned or pageable as options say
   bool input_pinned = true;

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "core/host_probe.hpp"
+
 namespace cs::workload {
 
 enum class Precision { fp32, bf16 };
@@ -170,6 +172,9 @@ struct Measurement {
   double optimizer_us = 0;  // GPU time of optimizer.step()'s kernels
   int optimizer_kernels = 0;
   double host_forward_us = 0, host_backward_us = 0, host_optimizer_us = 0;  // CPU time per phase
+  // The probe of the host the phases were timed on (`host:`); absent in files exported before
+  // the probe existed, whose host times then stay as measured.
+  std::optional<HostProbe> host;
   std::string source;
 };
 

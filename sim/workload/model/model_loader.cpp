@@ -63,11 +63,26 @@ RecordedAt parse_recorded_at(const Fields& root, const ModelContext& ctx) {
   return r;
 }
 
+// A measurement's `host:` map: the probe of the host it was exported on (core/host_probe.hpp).
+HostProbe parse_host_probe(const Fields& measurement) {
+  std::vector<std::string> keys = {"probe", "nccl_us"};
+  for (const char* c : kHostProbeClasses) keys.push_back(std::string(c) + "_us");
+  const Fields f = sub_map(measurement, "host", "host", keys);
+  if (f.text("probe") != kHostProbeSchema)
+    f.fail("probe", "unknown host probe '" + f.text("probe") + "'; valid: " + kHostProbeSchema +
+                        " (export the model again with calibrate/models/export.py)");
+  HostProbe probe;
+  for (std::size_t i = 0; i < kHostProbeClasses.size(); ++i)
+    probe.us[i] = number(f, std::string(kHostProbeClasses[i]) + "_us", Least::above_zero);
+  if (f.has("nccl_us")) probe.nccl_us = number(f, "nccl_us", Least::above_zero);
+  return probe;
+}
+
 Measurement parse_measurement(const YAML::Node& node, const SourceLoc& where,
                               const ModelContext& ctx) {
   const Fields f(node, "measurement", "measurements", ctx.file, where,
                  {"id", "gpu", "batch", "seq", "precision", "optimizer", "optimizer_us",
-                  "optimizer_kernels", "host_us", "source"});
+                  "optimizer_kernels", "host_us", "host", "source"});
   Measurement m;
   m.id = name_text(f, "id");
   m.gpu = f.text("gpu");
@@ -86,6 +101,7 @@ Measurement parse_measurement(const YAML::Node& node, const SourceLoc& where,
   m.host_forward_us = number(host, "forward", Least::zero);
   m.host_backward_us = number(host, "backward", Least::zero);
   m.host_optimizer_us = number(host, "optimizer", Least::zero);
+  if (f.has("host")) m.host = parse_host_probe(f);
   m.source = f.optional_text("source").value_or("");
   return m;
 }
