@@ -18,6 +18,10 @@ constexpr double kHostUsPerKernelForward = 35.67;
 constexpr double kHostUsPerKernelBackward = 24.38;
 constexpr double kHostUsPerKernelOptimizer = 68.79;
 
+// The GPU's fixed time of one small elementwise kernel: a gated device-to-device copy of 8 B -
+// 4 KiB takes 1.65-1.68 us on an H200 and 2.01-2.12 us on an H100 (calibrate/data/h*x1-onerank).
+constexpr double kDdpCopyKernelUs = 1.85;
+
 // PyTorch's multi_tensor_apply (aten/src/ATen/native/cuda/MultiTensorApply.cuh): a launch takes
 // at most depth_to_max_tensors[depth - 1] tensors and 320 blocks of 65536 elements.
 constexpr int kMaxTensors[] = {110, 64, 48, 36, 30};
@@ -357,12 +361,13 @@ StepPlan plan_step(const Model& model, const StepOptions& options, const topo::G
     // size (read its bytes once, write them once), or, with bucket views, that scaling in place
     // (the same traffic); and without views a copy back per gradient after the all-reduce
     // (reducer.cpp, mark_variable_ready_dense and finalize_backward).
+    // Each is one plain elementwise kernel (at::mul_out, or copy_): its fixed cost is a single
+    // small kernel's, as a device-to-device copy's (1.85 us, calibrate/data/h*x1-onerank;
+    // network/copies.cpp), not the work model's per-kernel intercept for the model's own memory
+    // ops (8.3 us, fitted over ops of several kernels each); its bytes stream at the memory rate.
     for (double bytes : plan.grad_bytes) {
-      Op copy;
-      copy.kind = OpKind::memory;
-      copy.bytes = 2 * bytes;
-      copy.kernels = 1;
-      const double us = op_time_us(copy, true, compute);
+      const double us =
+          kDdpCopyKernelUs + 2 * bytes / (compute.memory_efficiency * compute.memory_Bps) * 1e6;
       plan.copy_in_us.push_back(us);
       if (!options.gradient_as_bucket_view) plan.copy_out_us.push_back(us);
     }
