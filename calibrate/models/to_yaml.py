@@ -9,6 +9,7 @@ its settings. Runs here or on the GPU machine; needs only PyYAML-free Python.
 """
 import argparse
 import difflib
+import gzip
 import json
 import math
 import os
@@ -342,7 +343,8 @@ def main():
     args = parser.parse_args()
     raws = []
     for path in args.raw:
-        with open(path) as f:
+        # Exports may be committed gzipped (<model>.json.gz).
+        with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
             raws.append(json.load(f))
     sources = [os.path.relpath(p) for p in args.raw]
     text = build(raws, sources)
