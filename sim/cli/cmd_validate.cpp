@@ -4,6 +4,7 @@
 // --timing picks one NCCL timing per point (timing_select.hpp). --calibration may come from
 // another run's data: the tables are then over this run's points the calibration's split holds out.
 // --csv FILE and --json FILE write the same tables (and, in JSON, every prediction) atomically.
+// --ddp DIR instead of --data: measured DDP steps against predicted ones (validate_ddp.hpp).
 #include <iostream>
 #include <memory>
 #include <utility>
@@ -19,6 +20,7 @@
 #include "cli/commands.hpp"
 #include "cli/output_files.hpp"
 #include "cli/output_guard.hpp"
+#include "cli/validate_ddp.hpp"
 #include "collectives/comm_layout.hpp"
 #include "core/error.hpp"
 #include "topology/loader.hpp"
@@ -33,8 +35,20 @@ struct ValidateArgs {
   std::string csv;
   std::string json;
   std::string timing = "host_paced";
+  bool timing_set = false;
   std::vector<std::string> cross;
+  std::vector<std::string> ddp;
+  std::string models = "models";
+  bool models_set = false;
 };
+
+// --ddp: measured DDP steps against predicted ones (validate_ddp.hpp).
+void run_ddp_steps(const ValidateArgs& a) {
+  if (!a.data.empty() || !a.cross.empty())
+    throw InputError("give --ddp or --data / --cross, not both");
+  if (a.timing_set) throw InputError("--timing picks NCCL records; --ddp has none");
+  run_validate_ddp({a.topology, a.ddp, a.calibration, a.models, a.csv, a.json});
+}
 
 // --cross: each folder fitted whole predicts every other folder of its GPU model.
 void run_cross(const ValidateArgs& a) {
@@ -66,12 +80,18 @@ void run_cross(const ValidateArgs& a) {
 }
 
 void run_validate(const ValidateArgs& a) {
+  if (!a.ddp.empty()) {
+    run_ddp_steps(a);
+    return;
+  }
+  if (a.models_set) throw InputError("--models names the model files of --ddp's runs");
   if (!a.cross.empty()) {
     if (!a.data.empty()) throw InputError("give --data or --cross, not both");
     run_cross(a);
     return;
   }
-  if (a.data.empty()) throw InputError("validate needs --data (or --cross with two or more)");
+  if (a.data.empty())
+    throw InputError("validate needs --data (or --cross with two or more, or --ddp)");
   const cal::NcclTiming timing = cal::nccl_timing_option(a.timing, "timing");
   cal::Measurements data = cal::read_measurements(a.data);
   // The files the flags name first, so that an error names the flag the user gave.
@@ -113,7 +133,9 @@ void run_validate(const ValidateArgs& a) {
 
 void add_validate_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
-      "validate", "Predict measured NCCL runs and copies with and without calibration");
+      "validate",
+      "Predict measured NCCL runs and copies (or, with --ddp, DDP steps) with and without "
+      "calibration");
   auto args = std::make_shared<ValidateArgs>();
   cmd->add_option("--topology,-t", args->topology, "The measured machine's topology YAML")
       ->required();
@@ -129,7 +151,15 @@ void add_validate_command(CLI::App& app) {
   cmd->add_option("--timing", args->timing,
                   "NCCL records to predict (and fit, without --calibration): host_paced "
                   "(nccl-tests' convention, the default) or gated (host_paced where a size has no "
-                  "gated record)");
+                  "gated record)")
+      ->each([args](const std::string&) { args->timing_set = true; });
+  cmd->add_option("--ddp", args->ddp,
+                  "Instead of --data: a folder of DDP step files (calibrate/ddp/ddp_steps.py); "
+                  "each measured step predicted as `clustersim ddp` predicts it, with priors and "
+                  "with --calibration");
+  cmd->add_option("--models", args->models,
+                  "With --ddp: the folder of the step files' <model>.yaml (default: models)")
+      ->each([args](const std::string&) { args->models_set = true; });
   cmd->callback([args] { run_validate(*args); });
 }
 

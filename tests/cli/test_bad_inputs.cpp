@@ -24,7 +24,16 @@ namespace fs = std::filesystem;
 const std::string kRoot = CLUSTERSIM_SOURCE_DIR;
 const std::string kData = CLUSTERSIM_TEST_DATA;
 
-enum class Format { topology, flows, calibration, measurements, model, sweep, published };
+enum class Format {
+  topology,
+  flows,
+  calibration,
+  measurements,
+  model,
+  sweep,
+  published,
+  ddp_steps
+};
 
 struct BadCase {
   Format format;
@@ -167,10 +176,33 @@ const std::vector<BadCase> kCases = {
      "1: the published sets file must be a map of keys to values, found empty"},
     {Format::published, "bad/published/binary_garbage.yaml",
      "1: not a text file (control byte 0x19); a published sets file is YAML text"},
+    // DDP step JSON (calibrate/ddp/ddp_steps.py), through `clustersim validate --ddp` of a folder
+    // holding the file alone, against topologies/h200-4gpu.yaml and the shipped models.
+    {Format::ddp_steps, "bad/ddp_steps/syntax.json",
+     "5: not valid JSON: [json.exception.parse_error.101] parse error at line 5, column 6: "
+     "syntax error while parsing object - unexpected string literal; expected '}'"},
+    {Format::ddp_steps, "bad/ddp_steps/unknown_key.json",
+     "9: key 'wold_size': unknown key; valid here: schema, model, batch, seq, precision, "
+     "optimizer, momentum, world_size, launch, steps, warmup, date, node, variants"},
+    {Format::ddp_steps, "bad/ddp_steps/unknown_variant.json",
+     "12: key 'variants.fsdp25': unknown variant; valid: plain (no DDP) or ddp<cap> (DDP with a "
+     "bucket cap in MiB, as ddp25)"},
+    {Format::ddp_steps, "bad/ddp_steps/missing_key.json", "1: key 'batch': missing"},
+    {Format::ddp_steps, "bad/ddp_steps/wrong_type.json",
+     "4: key 'batch': expected an integer in 1..1048576, got \"eight\""},
+    {Format::ddp_steps, "bad/ddp_steps/out_of_range.json",
+     "9: key 'world_size': expected an integer in 1..1048576, got 0"},
+    {Format::ddp_steps, "bad/ddp_steps/dangling_reference.json",
+     "3: key 'model': no model file '{root}/models/gpt5.yaml'"},
+    {Format::ddp_steps, "bad/ddp_steps/empty.json",
+     "1: not valid JSON: [json.exception.parse_error.101] parse error at line 1, column 1: "
+     "syntax error while parsing value - unexpected end of input"},
+    {Format::ddp_steps, "bad/ddp_steps/binary_garbage.json",
+     "1: not a text file (control byte 0x19); a DDP step file is JSON text"},
 };
 
 // A scratch folder of this test process: the output files a run must not write, its standard
-// output, and the measurement folder of one case.
+// output, and the data folder of one case (fit and validate --ddp read folders).
 struct Scratch {
   fs::path dir = fs::temp_directory_path() / ("clustersim-badin-" + std::to_string(::getpid()));
   Scratch() {
@@ -207,6 +239,9 @@ std::string command_for(Format format, const std::string& input, const std::stri
       return bin + "sweep -q -o " + quoted(out) + " " + quoted(input);
     case Format::published:
       return bin + "compare " + quoted(input);
+    case Format::ddp_steps:  // `input` is the folder
+      return bin + "validate -t " + quoted(kRoot + "/topologies/h200-4gpu.yaml") + " --ddp " +
+             quoted(input) + " --models " + quoted(kRoot + "/models") + " --csv " + quoted(out);
   }
   return "";
 }
@@ -228,8 +263,8 @@ TEST_CASE("every bad input: exit 2, one line with file:line, key and what is wro
     const std::string out = scratch.path("out");
     std::string path = kData + "/" + c.file;
     std::string input = path;
-    if (c.format == Format::measurements) {
-      // fit reads a folder: the file alone in one.
+    if (c.format == Format::measurements || c.format == Format::ddp_steps) {
+      // fit and validate --ddp read a folder: the file alone in one.
       input = scratch.path("data");
       fs::create_directories(input);
       path = (fs::path(input) / fs::path(c.file).filename()).string();
@@ -252,8 +287,8 @@ TEST_CASE("every file of the tests/data/bad/<format> folders has a row in the ta
   std::set<std::string> listed;
   for (const BadCase& c : kCases) listed.insert(c.file);
   std::set<std::string> on_disk;
-  for (const char* folder :
-       {"topology", "flows", "calibration", "measurements", "model", "sweep", "published"}) {
+  for (const char* folder : {"topology", "flows", "calibration", "measurements", "model", "sweep",
+                             "published", "ddp_steps"}) {
     for (const auto& entry : fs::directory_iterator(kData + "/bad/" + folder)) {
       on_disk.insert(std::string("bad/") + folder + "/" + entry.path().filename().string());
     }

@@ -49,6 +49,9 @@ std::vector<Case> cases() {
                        q(h200x4 + "nccl-topo.xml") +
                        " --host-memory-bandwidth 307.2GB/s --name h200x4 -o {out}"},
       {"validate", "validate -t " + q(kRoot + "/topologies/h200-4gpu.yaml") + " -d " + q(h200x4)},
+      {"validate --ddp", "validate -t " + q(kRoot + "/topologies/h200-4gpu.yaml") + " --ddp " +
+                             q(kRoot + "/calibrate/data/h200x2-r2-ddp") + " --models " +
+                             q(kRoot + "/models") + " --json {out}"},
       {"compare", "compare " + q(kRoot + "/calibrate/published/multinode.yaml")},
   };
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the fitted calibration file of the 4 x H200 data and the golden outputs of
-# `clustersim validate` on it (host-paced run 1, gated run 3). Run after a change meant to alter
-# them; read the diff first.
+# `clustersim validate` on it (host-paced run 1, gated run 3), and of `validate --ddp` on the
+# 2 x H200 DDP runs. Run after a change meant to alter them; read the diff first.
 # Usage: tests/golden/validate/refresh.sh [path/to/clustersim]   (default: build/sim/clustersim)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -24,6 +24,10 @@ data=$root/calibrate/data
 "$bin" validate --topology "$root/topologies/h200-4gpu.yaml" --timing gated --cross \
   "$data/h200x4-run3" "$data/h200x4-run4" "$data/h200x4-run5" "$data/h200x2-run2" \
   "$data/h200x2-run3" 2>/dev/null > "$root/tests/golden/validate/cross-h200-gated.txt"
+# Measured PyTorch DDP steps of the 2 x H200 node against predicted ones (NCCL's priors); run from
+# the source tree, as the README's command is, so that --models' default finds models/.
+(cd "$root" && "$bin" validate -t topologies/h200-4gpu.yaml --ddp calibrate/data/h200x2-r2-ddp \
+  > tests/golden/validate/ddp-h200x2-r2.txt)
 # The other machines' calibration files (no golden output: h200x2 has one rank count, the
 # single-GPU machines no NCCL runs). Each is fitted on the topology closest to the machine.
 for pair in h200x2:h200-4gpu h100x1:dgx-h100 h200x1:dgx-h200; do

@@ -1,0 +1,60 @@
+// The step files of calibrate/ddp/ddp_steps.py (schema "clustersim-ddp-steps/1"): PyTorch
+// training steps measured one process per GPU, without DDP (`plain`) and under DDP with a bucket
+// cap (`ddp<cap>`), one file per model, batch and GPU count. `clustersim validate --ddp` predicts
+// them (calibrate/README.md, "DDP steps").
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace cs::cal {
+
+inline constexpr const char* kDdpStepsSchema = "clustersim-ddp-steps/1";
+
+// One way of running the step: its name in the file and its measured time.
+struct DdpVariant {
+  std::string name;          // "plain", "ddp25", "ddp2.5"
+  double bucket_cap_mb = 0;  // ddp<cap>: the cap in MiB; 0: plain (no DDP wrapper)
+  double step_ms = 0;        // step_ms_median: the median over steps of the slowest rank's step
+  bool plain() const { return bucket_cap_mb == 0; }
+};
+
+struct DdpStepFile {
+  std::string file;
+  std::string model;   // a model file's name: <models>/<model>.yaml
+  SourceLoc model_at;  // where the file names it, for an error about the model file
+  int batch = 1;       // per GPU
+  std::optional<int> seq;
+  std::string precision;  // bf16 or fp32
+  std::string optimizer;  // sgd or adamw
+  std::optional<double> momentum;
+  int world_size = 1;  // GPUs, one process each
+  SourceLoc world_size_at;
+  // The run's NCCL_NVLS_ENABLE (node.nccl_env): false for "0", true for another integer;
+  // nullopt where the file does not record it.
+  std::optional<bool> nvls;
+  std::vector<DdpVariant> variants;  // plain first, then by bucket cap
+};
+
+// Parses one step file's text. Returns nullopt for JSON of another schema (or none: a host probe,
+// a timeline); throws InputError "file:line: key 'k': ..." for text that is not JSON or a step
+// file that is malformed.
+std::optional<DdpStepFile> parse_ddp_step_file(const std::string& text,
+                                               const std::string& file_name);
+
+// A folder of a DDP run: every *.json file read (step files and the others beside them), in name
+// order, and the step files among them, in order of model, batch and GPU count.
+struct DdpStepFolder {
+  std::string folder;
+  std::vector<std::string> files;
+  std::vector<DdpStepFile> steps;
+};
+
+// Reads every *.json file of `folder`; throws InputError when the folder is missing or holds no
+// step file.
+DdpStepFolder read_ddp_step_folder(const std::string& folder);
+
+}  // namespace cs::cal

@@ -1,0 +1,98 @@
+// Errors of predicted DDP steps, the DDP overhead per run, and their summary.
+#include "calibration/validate/validate_ddp.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "calibration/fit/fit_least_squares.hpp"
+#include "core/error.hpp"
+
+namespace cs::cal {
+namespace {
+
+// The overhead of `ddp` over `plain`, two rows of one run.
+DdpOverhead overhead_of(const DdpStepRow& ddp, const DdpStepRow& plain, bool calibrated) {
+  DdpOverhead o;
+  o.measured_ms = ddp.measured_ms - plain.measured_ms;
+  o.prior_ms = ddp.prior_ms - plain.prior_ms;
+  if (calibrated) o.calibrated_ms = *ddp.calibrated_ms - *plain.calibrated_ms;
+  // Relative to |measured|: a DDP step measured faster than the plain one (noise on a short
+  // step) keeps the sign meaning "predicted more overhead than measured".
+  if (o.measured_ms != 0) {
+    const double scale = std::fabs(o.measured_ms);
+    o.prior_error = (o.prior_ms - o.measured_ms) / scale;
+    if (o.calibrated_ms) o.calibrated_error = (*o.calibrated_ms - o.measured_ms) / scale;
+  }
+  return o;
+}
+
+// The prior and calibrated errors of one kind of figure for a row, where it has them.
+struct Errors {
+  std::optional<double> prior;
+  std::optional<double> calibrated;
+};
+using ErrorsOf = std::function<Errors(const DdpStepRow&)>;
+
+DdpSummaryRow summarise(const std::vector<DdpStepRow>& rows, const std::string& what,
+                        const std::string& gpus, const ErrorsOf& errors_of) {
+  std::vector<double> prior;
+  std::vector<double> calibrated;
+  for (const DdpStepRow& r : rows) {
+    if ((gpus == "1" && r.gpus != 1) || (gpus == ">=2" && r.gpus < 2)) continue;
+    const Errors e = errors_of(r);
+    if (e.prior) prior.push_back(*e.prior);
+    if (e.calibrated) calibrated.push_back(*e.calibrated);
+  }
+  const auto worst = [](const std::vector<double>& v) {
+    double w = 0;
+    for (const double e : v) w = std::max(w, std::fabs(e));
+    return w;
+  };
+  DdpSummaryRow s{
+      what,         gpus,        static_cast<int>(prior.size()), median_abs(prior), worst(prior),
+      std::nullopt, std::nullopt};
+  if (!calibrated.empty()) {
+    s.calibrated_median = median_abs(calibrated);
+    s.calibrated_worst = worst(calibrated);
+  }
+  return s;
+}
+
+}  // namespace
+
+DdpValidation validate_ddp_steps(std::vector<DdpStepRow> rows, bool calibrated) {
+  for (DdpStepRow& r : rows) {
+    CS_ASSERT(r.measured_ms > 0, r.file + " " + r.variant + ": no measured time");
+    CS_ASSERT(!calibrated || r.calibrated_ms, r.file + " " + r.variant + ": no calibrated time");
+    r.prior_error = relative_error(r.prior_ms, r.measured_ms);
+    if (calibrated) r.calibrated_error = relative_error(*r.calibrated_ms, r.measured_ms);
+  }
+  for (DdpStepRow& r : rows) {
+    if (r.plain) continue;
+    const auto plain = std::find_if(rows.begin(), rows.end(), [&r](const DdpStepRow& p) {
+      return p.plain && p.data == r.data && p.file == r.file;
+    });
+    if (plain != rows.end()) r.overhead = overhead_of(r, *plain, calibrated);
+  }
+  DdpValidation v;
+  const ErrorsOf ddp_step = [](const DdpStepRow& r) {
+    return r.plain ? Errors{} : Errors{r.prior_error, r.calibrated_error};
+  };
+  const ErrorsOf plain_step = [](const DdpStepRow& r) {
+    return r.plain ? Errors{r.prior_error, r.calibrated_error} : Errors{};
+  };
+  const ErrorsOf overhead = [](const DdpStepRow& r) {
+    return r.overhead ? Errors{r.overhead->prior_error, r.overhead->calibrated_error} : Errors{};
+  };
+  for (const auto& [what, errors_of] :
+       {std::pair{"ddp step", ddp_step}, std::pair{"plain step", plain_step},
+        std::pair{"ddp overhead", overhead}}) {
+    for (const char* gpus : {"1", ">=2", "all"})
+      v.summary.push_back(summarise(rows, what, gpus, errors_of));
+  }
+  v.rows = std::move(rows);
+  return v;
+}
+
+}  // namespace cs::cal

@@ -1,0 +1,66 @@
+// `clustersim validate --ddp`'s arithmetic: measured DDP steps (ddp_steps.hpp) against predicted
+// ones, the DDP overhead (a DDP step less the plain step of the same run) and the summary of
+// |error| per GPU count. The predictions come from the caller (the CLI runs the workload layer's
+// step, which this layer may not use); nothing here simulates.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cs::cal {
+
+// A DDP step less the plain step of its run, measured and predicted; errors are relative to
+// |measured| (nullopt where the measured overhead is 0).
+struct DdpOverhead {
+  double measured_ms = 0;
+  double prior_ms = 0;
+  std::optional<double> calibrated_ms;
+  std::optional<double> prior_error;
+  std::optional<double> calibrated_error;
+};
+
+// One measured variant of one run and its predictions. The caller fills the fields up to
+// calibrated_ms; validate_ddp_steps fills the rest.
+struct DdpStepRow {
+  std::string data;  // the folder's name
+  std::string file;  // the step file: rows of one file are one run
+  std::string model;
+  int batch = 1;
+  int gpus = 1;
+  std::string variant;  // plain, ddp<cap>
+  bool plain = false;
+  double measured_ms = 0;
+  double prior_ms = 0;
+  std::optional<double> calibrated_ms;  // with a calibration
+  double prior_error = 0;               // (predicted - measured) / measured
+  std::optional<double> calibrated_error;
+  std::optional<DdpOverhead> overhead;  // DDP variants of a run that has a plain step
+};
+
+// Median and worst |error| of one kind of figure over one set of GPU counts.
+struct DdpSummaryRow {
+  std::string what;  // "ddp step", "plain step", "ddp overhead"
+  std::string gpus;  // "1", ">=2", "all"
+  int points = 0;
+  double prior_median = 0;
+  double prior_worst = 0;
+  std::optional<double> calibrated_median;  // with a calibration and points
+  std::optional<double> calibrated_worst;
+};
+
+struct DdpValidation {
+  std::vector<std::string> data;  // the folders' names, in the order given
+  std::string topology;
+  std::string calibration;  // what the calibrated column is; "" without one
+  std::string nccl;         // how NCCL was set ("NVLS off, as the runs set NCCL_NVLS_ENABLE=0")
+  std::vector<DdpStepRow> rows;
+  std::vector<DdpSummaryRow> summary;  // what x gpus, in that order, empty groups included
+  bool calibrated() const { return !calibration.empty(); }
+};
+
+// Fills each row's errors and overhead and returns them with the summary; rows keep their order.
+// `calibrated`: every row has calibrated_ms.
+DdpValidation validate_ddp_steps(std::vector<DdpStepRow> rows, bool calibrated);
+
+}  // namespace cs::cal

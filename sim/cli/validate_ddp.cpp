@@ -1,0 +1,199 @@
+// validate --ddp: the step files read, each variant predicted by predict_ddp, the tables written.
+#include "cli/validate_ddp.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "calibration/calfile/calibration_file.hpp"
+#include "calibration/fit/fit.hpp"
+#include "calibration/measurements/ddp_steps.hpp"
+#include "calibration/validate/validate_ddp.hpp"
+#include "calibration/validate/validate_ddp_report.hpp"
+#include "cli/coll_args.hpp"
+#include "cli/ddp_predict.hpp"
+#include "cli/output_files.hpp"
+#include "cli/output_guard.hpp"
+#include "core/error.hpp"
+#include "topology/loader.hpp"
+#include "workload/model/model_loader.hpp"
+
+namespace cs::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// NCCL_NVLS_ENABLE while one run is predicted, put back after: predict_ddp reads NCCL's switches
+// from the environment, as `clustersim ddp` takes them from a job's, ahead of a calibration's.
+class ScopedNvlsEnable {
+ public:
+  explicit ScopedNvlsEnable(bool on) {
+    if (const char* old = std::getenv(kName)) old_ = old;
+    ::setenv(kName, on ? "1" : "0", 1);
+  }
+  ~ScopedNvlsEnable() { old_ ? ::setenv(kName, old_->c_str(), 1) : ::unsetenv(kName); }
+  ScopedNvlsEnable(const ScopedNvlsEnable&) = delete;
+  ScopedNvlsEnable& operator=(const ScopedNvlsEnable&) = delete;
+
+ private:
+  static constexpr const char* kName = "NCCL_NVLS_ENABLE";
+  std::optional<std::string> old_;
+};
+
+// The model file a step file names, under --models; an error at the step file's `model` key
+// lists the model files there.
+std::string model_path(const cal::DdpStepFile& f, const std::string& models) {
+  std::string path = (fs::path(models) / (f.model + ".yaml")).string();
+  std::error_code ec;
+  if (fs::is_regular_file(path, ec)) return path;
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(models, ec)) {
+    if (entry.path().extension() == ".yaml") names.push_back(entry.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  std::string list;
+  for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+  throw InputError(
+      f.model_at, "model",
+      "no model file '" + path + "' (--models " + models + "); " +
+          (names.empty() ? "no *.yaml model files there" : "model files there: " + list));
+}
+
+// The flags `clustersim ddp` would be given for one variant of a run.
+StepFlags flags_of(const cal::DdpStepFile& f, const cal::DdpVariant& v) {
+  StepFlags flags;
+  flags.batch = f.batch;
+  flags.seq = f.seq.value_or(0);
+  flags.precision = f.precision;
+  flags.optimizer = f.optimizer;
+  flags.no_ddp = v.plain();
+  if (!v.plain()) {
+    flags.bucket_cap_mb = v.bucket_cap_mb;
+    flags.bucket_cap_set = true;
+  }
+  return flags;
+}
+
+// One variant's step in ms, as `clustersim ddp` predicts it.
+double step_ms(const topo::Cluster& cluster, const workload::Model& model,
+               const workload::StepOptions& options, const std::vector<int>& ranks,
+               const cal::Calibration* calibration) {
+  return predict_ddp(cluster, model, options, ranks, calibration).result.breakdown.step_us / 1e3;
+}
+
+// How NCCL was set for the predictions, for the header.
+std::string nccl_line(const std::vector<cal::DdpStepFolder>& folders) {
+  int runs = 0;
+  int on = 0;
+  int unrecorded = 0;
+  for (const cal::DdpStepFolder& folder : folders) {
+    for (const cal::DdpStepFile& f : folder.steps) {
+      ++runs;
+      on += f.nvls.value_or(false) ? 1 : 0;
+      unrecorded += f.nvls ? 0 : 1;
+    }
+  }
+  if (on == 0 && unrecorded == 0) return "NVLS off, as every run set NCCL_NVLS_ENABLE=0";
+  return "NVLS as each run set NCCL_NVLS_ENABLE: on in " + std::to_string(on) + " of " +
+         std::to_string(runs) + " runs (off in the " + std::to_string(unrecorded) +
+         " that do not record it, as calibrate/ddp/run_ddp.sh sets 0)";
+}
+
+}  // namespace
+
+void run_validate_ddp(const ValidateDdpArgs& a) {
+  std::vector<cal::DdpStepFolder> folders;
+  std::vector<NamedPath> inputs = {{"--topology file", a.topology},
+                                   {"--calibration file", a.calibration}};
+  for (const std::string& folder : a.folders) {
+    for (const cal::DdpStepFolder& earlier : folders) {
+      std::error_code ec;
+      if (fs::equivalent(earlier.folder, folder, ec))
+        throw InputError("key '--ddp': '" + folder + "' is given twice");
+    }
+    folders.push_back(cal::read_ddp_step_folder(folder));
+    for (const std::string& file : folders.back().files) inputs.push_back({"--ddp file", file});
+  }
+  const std::vector<NamedPath> outputs = {{"--csv", a.csv}, {"--json", a.json}};
+  refuse_outputs_over_inputs(outputs, inputs);
+  std::map<std::string, std::string> model_files;  // model name -> path
+  for (const cal::DdpStepFolder& folder : folders) {
+    for (const cal::DdpStepFile& f : folder.steps) {
+      if (model_files.count(f.model) == 0) model_files[f.model] = model_path(f, a.models);
+    }
+  }
+  std::vector<NamedPath> models_read;
+  models_read.reserve(model_files.size());
+  for (const auto& [name, path] : model_files) models_read.push_back({"model file", path});
+  refuse_outputs_over_inputs(outputs, models_read);
+
+  const topo::Cluster cluster = topo::load_cluster(a.topology);
+  const int cluster_ranks = static_cast<int>(cluster.ranks.size());
+  std::optional<cal::Calibration> calibration;
+  if (!a.calibration.empty()) calibration = cal::load_calibration(a.calibration);
+  std::map<std::string, workload::Model> models;
+  for (const auto& [name, path] : model_files)
+    models.emplace(name, workload::load_model_file(path));
+  std::map<int, topo::Cluster> calibrated_clusters;  // by GPU count: the calibration applied
+
+  std::vector<cal::DdpStepRow> rows;
+  for (const cal::DdpStepFolder& folder : folders) {
+    for (const cal::DdpStepFile& f : folder.steps) {
+      if (f.world_size > cluster_ranks)
+        throw InputError(f.world_size_at, "world_size",
+                         std::to_string(f.world_size) + " GPUs measured, but " + cluster.name +
+                             " has " + std::to_string(cluster_ranks) +
+                             "; give the measured machine's topology");
+      const std::vector<int> ranks = parse_ranks(std::to_string(f.world_size), cluster_ranks);
+      if (calibration && calibrated_clusters.count(f.world_size) == 0) {
+        topo::Cluster c = cluster;
+        apply_calibration(*calibration, c, ranks);
+        calibrated_clusters.emplace(f.world_size, std::move(c));
+      }
+      const ScopedNvlsEnable nvls(f.nvls.value_or(false));
+      const workload::Model& model = models.at(f.model);
+      for (const cal::DdpVariant& v : f.variants) {
+        cal::DdpStepRow row;
+        row.data = cal::base_name(folder.folder);
+        row.file = f.file;
+        row.model = f.model;
+        row.batch = f.batch;
+        row.gpus = f.world_size;
+        row.variant = v.name;
+        row.plain = v.plain();
+        row.measured_ms = v.step_ms;
+        try {
+          const workload::StepOptions options = step_options(flags_of(f, v), model);
+          row.prior_ms = step_ms(cluster, model, options, ranks, nullptr);
+          if (calibration)
+            row.calibrated_ms =
+                step_ms(calibrated_clusters.at(f.world_size), model, options, ranks, &*calibration);
+        } catch (const InputError& e) {
+          throw InputError(f.file + ": variant '" + v.name + "': " + e.what());
+        }
+        rows.push_back(std::move(row));
+      }
+    }
+  }
+
+  cal::DdpValidation v = cal::validate_ddp_steps(std::move(rows), calibration.has_value());
+  for (const std::string& folder : a.folders) v.data.push_back(cal::base_name(folder));
+  v.topology = cluster.name;
+  if (calibration)
+    v.calibration = cal::base_name(a.calibration) + " (" + calibration->machine + ", fitted on " +
+                    cal::to_string(calibration->timing) + " records)";
+  v.nccl = nccl_line(folders);
+  OutputFiles files;
+  files.add("--csv", a.csv, cal::ddp_validation_csv(v));
+  files.add("--json", a.json, cal::ddp_validation_json(v));
+  files.write_all();
+  std::cout << cal::ddp_validation_text(v);
+}
+
+}  // namespace cs::cli
