@@ -7,7 +7,7 @@ NCCL_NVLS_ENABLE=0 as the runs had it, and writes one CSV a folder:
 model,batch,gpus,variant,calibration,predicted_ms. Commit it before looking at the measurements;
 `clustersim validate --ddp` compares later.
 
-  python3 calibrate/ddp/predict_blind.py DIR --topology T [--calibration CAL] --out CSV
+  python3 calibrate/ddp/predict_blind.py DIR --topology T [--calibration CAL] [--host-probe] --out CSV
 """
 import argparse
 import csv
@@ -24,6 +24,8 @@ def main():
     p.add_argument("-t", "--topology", required=True)
     p.add_argument("--calibration")
     p.add_argument("--binary", default="build/sim/clustersim")
+    p.add_argument("--host-probe", action="store_true",
+                   help="pass the folder's host_probe-n<N>.json (the node's host) as --host-probe")
     p.add_argument("--out", required=True)
     args = p.parse_args()
     rows = []
@@ -42,6 +44,9 @@ def main():
                 cmd += ["--bucket-cap-mb", variant[len("ddp"):]]
             if args.calibration:
                 cmd += ["--calibration", args.calibration]
+            if args.host_probe:
+                cmd += ["--host-probe",
+                        os.path.join(args.dir, f"host_probe-n{config['world_size']}.json")]
             env = dict(os.environ, NCCL_NVLS_ENABLE="0")
             out = subprocess.run(cmd, capture_output=True, text=True, env=env)
             if out.returncode != 0:
@@ -51,6 +56,7 @@ def main():
                          "gpus": config["world_size"], "variant": variant,
                          "calibration": os.path.basename(os.path.dirname(args.calibration))
                          if args.calibration else "none",
+                         "host": "probe" if args.host_probe else "reference",
                          "predicted_ms": row["step_ms"]})
     with open(args.out, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))

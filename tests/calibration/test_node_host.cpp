@@ -80,7 +80,7 @@ TEST_CASE("a malformed probe file is refused at its line and key") {
   CHECK(error_reading(doc.dump(2)).find("fast_us") != std::string::npos);
 }
 
-TEST_CASE("the calibration file carries the host and reads it back; another probe is refused") {
+TEST_CASE("the calibration file carries the host and reads it back, and refuses another probe") {
   Calibration c = load_calibration(kRoot + "/calibrate/data/h200x4/calibration.json");
   CHECK_FALSE(c.host.has_value());  // fitted before the probe existed
   Measurements data;

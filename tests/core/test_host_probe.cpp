@@ -3,7 +3,7 @@
 
 #include "core/host_probe.hpp"
 
-TEST_CASE("host index: the geometric mean of the six classes; the scale is the ratio") {
+TEST_CASE("host index: the geometric mean of the six classes, the scale the ratio") {
   cs::HostProbe a;
   a.us = {4, 4, 4, 4, 4, 4};
   cs::HostProbe b;
