@@ -38,6 +38,7 @@ struct ValidateArgs {
   bool timing_set = false;
   std::vector<std::string> cross;
   std::vector<std::string> ddp;
+  bool host_probes = false;
   std::string models = "models";
   bool models_set = false;
 };
@@ -47,7 +48,7 @@ void run_ddp_steps(const ValidateArgs& a) {
   if (!a.data.empty() || !a.cross.empty())
     throw InputError("give --ddp or --data / --cross, not both");
   if (a.timing_set) throw InputError("--timing picks NCCL records; --ddp has none");
-  run_validate_ddp({a.topology, a.ddp, a.calibration, a.models, a.csv, a.json});
+  run_validate_ddp({a.topology, a.ddp, a.calibration, a.models, a.csv, a.json, a.host_probes});
 }
 
 // --cross: each folder fitted whole predicts every other folder of its GPU model.
@@ -160,6 +161,9 @@ void add_validate_command(CLI::App& app) {
   cmd->add_option("--models", args->models,
                   "With --ddp: the folder of the step files' <model>.yaml (default: models)")
       ->each([args](const std::string&) { args->models_set = true; });
+  cmd->add_flag("--host-probes", args->host_probes,
+                "With --ddp: carry host costs to each folder's host_probe-n<N>.json (the measured "
+                "node's host) instead of the reference host");
   cmd->callback([args] { run_validate(*args); });
 }
 

@@ -80,6 +80,17 @@ StepFlags flags_of(const cal::DdpStepFile& f, const cal::DdpVariant& v) {
   return flags;
 }
 
+// The folder's host probe of `gpus` processes (calibrate/ddp/run_ddp.sh writes one per GPU count
+// it ran): the node's host, as --host-probe takes it.
+std::string host_probe_of(const std::string& folder, int gpus) {
+  const std::string path = folder + "/host_probe-n" + std::to_string(gpus) + ".json";
+  if (!std::filesystem::exists(path))
+    throw InputError(SourceLoc{folder, 0}, "",
+                     "--host-probes: no host_probe-n" + std::to_string(gpus) +
+                         ".json in this folder (calibrate/ddp/run_ddp.sh writes one)");
+  return path;
+}
+
 // One variant's step in ms, as `clustersim ddp` predicts it.
 double step_ms(const topo::Cluster& cluster, const workload::Model& model,
                const workload::StepOptions& options, const std::vector<int>& ranks,
@@ -169,7 +180,9 @@ void run_validate_ddp(const ValidateDdpArgs& a) {
         row.plain = v.plain();
         row.measured_ms = v.step_ms;
         try {
-          const workload::StepOptions options = step_options(flags_of(f, v), model);
+          StepFlags flags = flags_of(f, v);
+          if (a.host_probes) flags.host_probe = host_probe_of(folder.folder, f.world_size);
+          const workload::StepOptions options = step_options(flags, model);
           row.prior_ms = step_ms(cluster, model, options, ranks, nullptr);
           if (calibration)
             row.calibrated_ms =
@@ -189,6 +202,8 @@ void run_validate_ddp(const ValidateDdpArgs& a) {
     v.calibration = cal::base_name(a.calibration) + " (" + calibration->machine + ", fitted on " +
                     cal::to_string(calibration->timing) + " records)";
   v.nccl = nccl_line(folders);
+  v.host = a.host_probes ? "each folder's host_probe-n<N>.json (the node's host, --host-probes)"
+                         : "the reference host (models/README.md, \"Host costs\")";
   OutputFiles files;
   files.add("--csv", a.csv, cal::ddp_validation_csv(v));
   files.add("--json", a.json, cal::ddp_validation_json(v));

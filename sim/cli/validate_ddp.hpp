@@ -17,6 +17,9 @@ struct ValidateDdpArgs {
   std::string models = "models";     // where <model>.yaml of each step file is
   std::string csv;
   std::string json;
+  // Each run's host as its folder's probe of that GPU count (host_probe-n<N>.json) measured it,
+  // instead of the reference host (models/README.md, "Host costs").
+  bool host_probes = false;
 };
 
 // Prints the tables and writes --csv / --json; throws InputError on bad input.

@@ -54,6 +54,7 @@ struct DdpValidation {
   std::string topology;
   std::string calibration;  // what the calibrated column is; "" without one
   std::string nccl;         // how NCCL was set ("NVLS off, as the runs set NCCL_NVLS_ENABLE=0")
+  std::string host;         // the host the host costs were carried to
   std::vector<DdpStepRow> rows;
   std::vector<DdpSummaryRow> summary;  // what x gpus, in that order, empty groups included
   bool calibrated() const { return !calibration.empty(); }

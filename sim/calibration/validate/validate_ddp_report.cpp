@@ -118,6 +118,7 @@ std::string ddp_validation_text(const DdpValidation& v) {
   out += "# prior: the model files' layer times and NCCL's priors; calibrated: " +
          (v.calibrated() ? v.calibration : std::string("none (no --calibration)")) + "\n";
   out += "# NCCL: " + v.nccl + "; ranks 0..N-1 of the topology\n";
+  out += "# host: " + v.host + "\n";
   out +=
       "# measured: step_ms_median, the median over steps of the slowest rank's step "
       "(calibrate/ddp/ddp_steps.py);\n"
@@ -167,6 +168,7 @@ std::string ddp_validation_json(const DdpValidation& v) {
   j["topology"] = v.topology;
   j["calibration"] = v.calibrated() ? nlohmann::json(v.calibration) : nlohmann::json(nullptr);
   j["nccl"] = v.nccl;
+  j["host"] = v.host;
   j["summary"] = nlohmann::json::array();
   for (const DdpSummaryRow& s : v.summary) {
     const bool any = s.points > 0;
