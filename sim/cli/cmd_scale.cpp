@@ -45,6 +45,7 @@ struct Point {
   double efficiency = 0;  // samples/s per GPU against the smallest count's
   double exposed_ms = 0;
   double allreduce_ms = 0;
+  std::string host_note;  // the host its host costs are for (StepPlan::host_note)
 };
 
 // "1,2,4,8" -> counts; empty -> powers of two up to the topology's GPUs, and that count.
@@ -92,6 +93,7 @@ Point predict_point(const topo::Cluster& cluster, const workload::Model& model,
   pt.samples_per_s = options.batch * n / (pt.step_ms / 1e3);
   pt.exposed_ms = p.result.breakdown.exposed_communication_us / 1e3;
   pt.allreduce_ms = p.result.breakdown.communication_us / 1e3;
+  pt.host_note = p.gpu.name + ": " + p.plan.host_note;
   return pt;
 }
 
@@ -169,6 +171,12 @@ void run_scale(const ScaleArgs& a) {
   } else {
     std::cout << "# clustersim scale: " << model.name << ", " << (a.strong ? "strong" : "weak")
               << " scaling, GPUs filled server by server, efficiency against the smallest count\n";
+    std::vector<std::string> hosts;  // each distinct host line once, in point order
+    for (const Point& p : all) {
+      if (std::find(hosts.begin(), hosts.end(), p.host_note) == hosts.end())
+        hosts.push_back(p.host_note);
+    }
+    for (const std::string& h : hosts) std::cout << "# host: " << h << "\n";
     std::snprintf(line, sizeof line, "%-28s %6s %7s %6s %10s %12s %6s %10s %10s\n", "# topology",
                   "gpus", "servers", "batch", "step ms", "samples/s", "eff", "exposed ms",
                   "allred ms");

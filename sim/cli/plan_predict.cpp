@@ -94,7 +94,7 @@ plan::Candidate predict_candidate(const topo::Cluster& cluster, int global_batch
     const workload::StepBreakdown& b = all.result.breakdown;
     c.step_s = b.step_us / 1e6;
     c.single_gpu_step_s = one.result.breakdown.step_us / 1e6;
-    c.compute_note = all.gpu.name + ": " + all.plan.compute_note;
+    c.compute_note = all.gpu.name + ": " + all.plan.compute_note + "; host: " + all.plan.host_note;
     c.compute_ms = (b.forward_us + b.backward_us + b.optimizer_us) / 1e3;
     c.exposed_communication_ms = b.exposed_communication_us / 1e3;
     c.host_bound_idle_ms = b.host_bound_idle_us / 1e3;
