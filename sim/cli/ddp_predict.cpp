@@ -239,8 +239,8 @@ workload::StepOptions step_options(const StepFlags& a, const workload::Model& mo
     o.host->source = "host probe " + h.file + " (one process)";
     if (h.all) {
       o.host_all = *h.all;
-      o.host_all->source = "host probe " + h.file + " (" + std::to_string(h.world_size) +
-                           " processes at once)";
+      o.host_all->source =
+          "host probe " + h.file + " (" + std::to_string(h.world_size) + " processes at once)";
     }
   }
   return o;

@@ -19,8 +19,8 @@ inline constexpr std::array<const char*, 6> kHostProbeClasses = {
 
 struct HostProbe {
   std::array<double, kHostProbeClasses.size()> us{};  // per class of kHostProbeClasses, > 0
-  double nccl_us = 0;                                   // 0: not measured
-  std::string source;                                   // where the figures come from, for headers
+  double nccl_us = 0;                                 // 0: not measured
+  std::string source;                                 // where the figures come from, for headers
 
   // The host's speed as one figure: the geometric mean of the classes' times. One class alone
   // moves 15-25 % between two probes minutes apart on one VM; the mean of six moves less, and

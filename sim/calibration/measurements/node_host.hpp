@@ -14,8 +14,8 @@
 namespace cs::cal {
 
 struct NodeHost {
-  HostProbe alone;                // one process
-  std::optional<HostProbe> all;   // every rank of world_size at once (absent at one process)
+  HostProbe alone;               // one process
+  std::optional<HostProbe> all;  // every rank of world_size at once (absent at one process)
   int world_size = 1;
   std::string file;  // the probe file it was read from (base name)
 };

@@ -245,8 +245,8 @@ StepPlan plan_step(const Model& model, const StepOptions& options, const topo::G
                   m->host->index_us(), plan.host_scale);
     plan.host_note = target.source + ", " + index + factor;
   } else if (m != nullptr) {
-    plan.host_note = "as measured on the export's host (measurement '" + m->id +
-                     "' has no host probe)";
+    plan.host_note =
+        "as measured on the export's host (measurement '" + m->id + "' has no host probe)";
   } else {
     plan.host_note = "priors per kernel (no measurement)";
   }
