@@ -109,6 +109,21 @@ def run_variant(spec, batch, cap, args):
     return entry
 
 
+def run_buckets_only(spec, batch, cap):
+    """DDP's rebuilt buckets after a few steps, untimed (for --profile-only)."""
+    torch.manual_seed(0)
+    model = DDP(spec.build().cuda(), device_ids=[torch.cuda.current_device()], bucket_cap_mb=cap)
+    optimizer = make_optimizer(spec.optimizer, model)
+    host = tuple(t.pin_memory() for t in spec.make_batch(batch, spec.seq))
+    for _ in range(3):
+        train_step(spec, model, optimizer, tuple(t.cuda(non_blocking=True) for t in host),
+                   spec.precision)
+    data = model._get_ddp_logging_data()
+    del model, optimizer
+    torch.cuda.empty_cache()
+    return {k: data.get(k) for k in ("bucket_sizes", "rebuilt_bucket_sizes") if k in data}
+
+
 def allreduce_alone(sizes_bytes, dtype=torch.float32, reps=20):
     """Each bucket's bytes all-reduced with nothing beside it: CUDA-event median, us."""
     out = []
@@ -204,6 +219,9 @@ def main():
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--profiled", type=int, default=3)
+    parser.add_argument("--profile-only", action="store_true",
+                        help="skip the timed steps: only the profiled ones, every rank writing its"
+                        " own timeline (<tag>.rank<r>.timeline.json.gz)")
     args = parser.parse_args()
     if "RANK" not in os.environ:
         raise SystemExit("ddp_steps: run under torchrun (one process per GPU)")
@@ -235,6 +253,9 @@ def main():
                   "date": datetime.datetime.now(datetime.timezone.utc).isoformat(
                       timespec="seconds"),
                   "node": info, "variants": {}}
+        if args.profile_only:
+            bucket_records[tag] = run_buckets_only(spec, batch, caps[0])
+            continue
         record["variants"]["plain"] = run_variant(spec, batch, None, args)
         for cap in caps:
             record["variants"][f"ddp{cap:g}"] = run_variant(spec, batch, cap, args)
@@ -255,10 +276,12 @@ def main():
             sizes = [int(s) for s in sizes.split(",") if s.strip()]
         alone = allreduce_alone(sizes)
         prof = profile_ddp(spec, batch, caps[0], args.profiled)
-        if rank == 0:
-            write_json(os.path.join(args.out, tag + ".timeline.json.gz"),
+        if rank == 0 or args.profile_only:
+            name = tag + (f".rank{rank}" if args.profile_only else "") + ".timeline.json.gz"
+            write_json(os.path.join(args.out, name),
                        {"schema": SCHEMA + "-timeline", "model": name, "batch": batch,
-                        "world_size": world, "bucket_cap_mb": caps[0], "bucket_bytes": sizes,
+                        "world_size": world, "rank": rank, "bucket_cap_mb": caps[0],
+                        "bucket_bytes": sizes,
                         "allreduce_alone": alone, **prof}, compress=True)
             print(f"{tag}: timeline {len(prof['nccl_kernels'])} NCCL kernels", flush=True)
     dist.destroy_process_group()
