@@ -12,9 +12,11 @@ Prints a Markdown table and the median |error| of each column, apart for the run
 files' default settings and those at other batches, precisions or reruns (tagged files).
 """
 import argparse
+import gzip
 import json
 import os
 import statistics
+import tempfile
 import subprocess
 
 TOPOLOGY = {"NVIDIA H200": ("topologies/dgx-h200.yaml", "h200", "h100"),
@@ -38,6 +40,8 @@ def predict(binary, topology, model, settings, ddp, extra):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--bin", default="build/sim/clustersim")
+    parser.add_argument("--host-probes", action="store_true",
+                        help="predict each export that has a host probe on that host")
     parser.add_argument("folders", nargs="+")
     args = parser.parse_args()
     errors = {}
@@ -45,29 +49,41 @@ def main():
     print("|---|---|---|---|---|---|---|---|---|")
     for folder in args.folders:
         for name in sorted(os.listdir(folder)):
-            if not name.endswith(".json"):
+            if not name.endswith((".json", ".json.gz")):
                 continue
-            raw = json.load(open(os.path.join(folder, name)))
+            path = os.path.join(folder, name)
+            with (gzip.open(path, "rt") if name.endswith(".gz") else open(path)) as f:
+                raw = json.load(f)
             if raw.get("format") != "clustersim-model-export/1":
                 continue
             topology, same, other = TOPOLOGY[raw["gpu"]]
             model = os.path.join("models", raw["model"] + ".yaml")
             s = raw["settings"]
+            # With --host-probes, an export that carries its host's probe is predicted on that
+            # host (clustersim ddp --host-probe), as a user passes the probe of the node.
+            host_args = []
+            if args.host_probes and "host_probe" in raw:
+                probe = os.path.join(tempfile.gettempdir(), f"cs-compare-probe-{os.getpid()}.json")
+                summary = {c: {"alone_us": v} for c, v in raw["host_probe"]["alone_us"].items()}
+                with open(probe, "w") as f:
+                    json.dump({"schema": raw["host_probe"]["schema"], "world_size": 1,
+                               "summary": summary}, f)
+                host_args = ["--host-probe", probe]
             for ddp in (False, True):
                 measured = raw["step_ms_median"]["ddp" if ddp else "plain"]
                 cells = []
                 for column, extra in (("same GPU", ["--measurement", same]),
                                       ("other GPU", ["--measurement", other]),
                                       ("work", ["--compute", "work"])):
-                    p = predict(args.bin, topology, model, s, ddp, extra)
+                    p = predict(args.bin, topology, model, s, ddp, extra + host_args)
                     if p is None:
                         cells.append("-")
                         continue
                     e = 100 * (p / measured - 1)
-                    group = "defaults" if name[:-5] == raw["model"] else "other settings"
+                    group = "defaults" if name.split(".json")[0] == raw["model"] else "other settings"
                     errors.setdefault((group, column), []).append(abs(e))
                     cells.append(f"{p:.1f} ({e:+.1f}%)")
-                tag = name[:-5][len(raw["model"]):] or ""
+                tag = name.split(".json")[0][len(raw["model"]):] or ""
                 print(f"| {raw['model']}{tag} | {same.upper()} | {s['batch']} | {s['precision']} |"
                       f" {'DDP' if ddp else 'plain'} | {measured:.1f} | " + " | ".join(cells) + " |")
     print()

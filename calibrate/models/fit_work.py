@@ -13,6 +13,7 @@ sim/workload/ddp/memory_check.cpp.
 """
 import argparse
 import glob
+import gzip
 import json
 import os
 import statistics
@@ -81,11 +82,13 @@ def main():
                "reduction": [], "strided_reduction": []}
     host = {"forward": [], "backward": [], "optimizer": []}
     outside = []
-    for path in sorted(glob.glob(os.path.join(args.folder, "*.json"))):
-        name = os.path.basename(path)[:-5]
+    for path in sorted(glob.glob(os.path.join(args.folder, "*.json")) +
+                       glob.glob(os.path.join(args.folder, "*.json.gz"))):
+        name = os.path.basename(path).split(".json")[0]
         if name not in (args.files or SHIPPED):  # tagged runs: not training data unless asked
             continue
-        raw = json.load(open(path))
+        with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
+            raw = json.load(f)
         kernels = {"forward": 0, "backward": 0, "optimizer": 0}
         for op in raw["ops"]:
             kernels[op["phase"]] += op["kernels"]
