@@ -83,7 +83,7 @@ StepFlags flags_of(const cal::DdpStepFile& f, const cal::DdpVariant& v) {
 // The folder's host probe of `gpus` processes (calibrate/ddp/run_ddp.sh writes one per GPU count
 // it ran): the node's host, as --host-probe takes it.
 std::string host_probe_of(const std::string& folder, int gpus) {
-  const std::string path = folder + "/host_probe-n" + std::to_string(gpus) + ".json";
+  std::string path = folder + "/host_probe-n" + std::to_string(gpus) + ".json";
   if (!std::filesystem::exists(path))
     throw InputError(SourceLoc{folder, 0}, "",
                      "--host-probes: no host_probe-n" + std::to_string(gpus) +
