@@ -103,3 +103,12 @@ TEST_CASE("the calibration file carries the host and reads it back, and refuses 
   j["host"]["alone_us"]["autograd"] = "fast";
   CHECK(calibration_error(j.dump(2)).find("key 'host.alone_us.autograd'") != std::string::npos);
 }
+
+TEST_CASE("a DDP step file beside the node's measurements is skipped by the fits") {
+  Measurements out;
+  read_measurement_text(R"({"schema": "clustersim-ddp-steps/1", "model": "gpt2"})", "gpt2-n2.json",
+                        out);
+  CHECK(out.nccl.empty());
+  CHECK(out.hosts.empty());
+  CHECK(out.fitted_files.empty());
+}

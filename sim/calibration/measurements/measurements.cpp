@@ -16,6 +16,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "calibration/measurements/ddp_steps.hpp"
 #include "calibration/measurements/json_lines.hpp"
 #include "calibration/measurements/json_reader.hpp"
 #include "calibration/measurements/measurement_record.hpp"
@@ -91,6 +92,9 @@ void read_measurement_text(const std::string& text, const std::string& file_name
     out.fitted_files.push_back(file_name);
     return;
   }
+  // DDP step files (ddp_steps.hpp) may sit beside the node's other measurements: validate --ddp
+  // reads them, the NCCL / copy / compute fits do not.
+  if (schema == kDdpStepsSchema) return;
   if (schema == kHostProbeSchema) {
     const JsonLines lines(file_name, text);
     out.hosts.push_back(node_host_from_probe(JsonReader(doc, lines, "", ""),
