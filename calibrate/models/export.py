@@ -102,6 +102,7 @@ def main():
         "cuda": torch.version.cuda,
         "settings": {"batch": batch, "seq": seq, "precision": precision,
                      "optimizer": optimizer_name,
+                     "momentum": 0.9 if optimizer_name == "sgd" else None,
                      "input_bytes_per_sample": spec.input_bytes_per_sample(seq),
                      "input_pinned": True},
         "params": params,

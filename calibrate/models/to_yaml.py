@@ -200,6 +200,12 @@ def measurement_id(raw, first):
     return tag, gpu
 
 
+def momentum_of(settings):
+    """SGD's momentum of an export: recorded since the exporter wrote it, else 0.9, what
+    steps.make_optimizer always used before."""
+    return float(settings.get("momentum", 0.9))
+
+
 def build(raws, sources):
     first = raws[0]
     root = next(iter(first["params"])).split(".")[0] if first["params"] else "model"
@@ -246,7 +252,10 @@ def build(raws, sources):
         m = {"id": mid, "gpu": gpu, "batch": s["batch"]}
         if has_seq:
             m["seq"] = s["seq"]
-        m.update({"precision": s["precision"], "optimizer": s["optimizer"],
+        m.update({"precision": s["precision"], "optimizer": s["optimizer"]})
+        if s["optimizer"] == "sgd":
+            m["momentum"] = momentum_of(s)
+        m.update({
                   "optimizer_us": round(sum(o["gpu_us"] for o in opt), 3),
                   "optimizer_kernels": sum(o["kernels"] for o in opt),
                   "host_us": {k: round(v, 1) for k, v in raw["host_us"].items()}})
@@ -272,6 +281,8 @@ def build(raws, sources):
         out.append(f"  seq: {s['seq']}")
     out.append(f"  precision: {s['precision']}")
     out.append(f"  optimizer: {s['optimizer']}")
+    if s["optimizer"] == "sgd":
+        out.append(f"  momentum: {fmt(momentum_of(s))}")
     out.append(f"  input_bytes_per_sample: {s['input_bytes_per_sample']}")
     out.append(f"  input_pinned: {fmt(bool(s['input_pinned']))}")
     rec = {"batch": s["batch"]}

@@ -165,7 +165,10 @@ void add_step_flags(CLI::App* cmd, StepFlags& flags) {
   cmd->add_option("--batch", flags.batch, "Per-GPU batch (default: the model file's)");
   cmd->add_option("--seq", flags.seq, "Sequence length (default: the model file's)");
   cmd->add_option("--precision", flags.precision, "bf16 (autocast) or fp32");
-  cmd->add_option("--optimizer", flags.optimizer, "sgd (momentum) or adamw");
+  cmd->add_option("--optimizer", flags.optimizer, "sgd or adamw");
+  cmd->add_option("--momentum", flags.momentum,
+                  "SGD's momentum, >= 0 (default: the model file's; PyTorch's default is 0)")
+      ->check(CLI::Range(0.0, 1e9));
   cmd->add_option("--bucket-cap-mb", flags.bucket_cap_mb,
                   "DDP bucket cap in MiB (default 25, with a 1 MiB first bucket)")
       ->each([&flags](const std::string&) { flags.bucket_cap_set = true; });
@@ -211,6 +214,13 @@ workload::StepOptions step_options(const StepFlags& a, const workload::Model& mo
                        "'; valid: sgd, adamw");
     o.optimizer =
         a.optimizer == "sgd" ? workload::OptimizerKind::sgd : workload::OptimizerKind::adamw;
+    // Another optimizer than the file's: PyTorch's default momentum (0) unless given.
+    if (o.optimizer != model.settings.optimizer) o.momentum = 0;
+  }
+  if (a.momentum >= 0) {
+    if (o.optimizer != workload::OptimizerKind::sgd)
+      throw InputError("key 'momentum': applies only to --optimizer sgd");
+    o.momentum = a.momentum;
   }
   if (!(a.bucket_cap_mb > 0)) throw InputError("key 'bucket-cap-mb': must be above 0");
   o.broadcast_buffers = !a.no_broadcast_buffers;

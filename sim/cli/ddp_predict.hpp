@@ -23,6 +23,7 @@ struct StepFlags {
   int seq = 0;
   std::string precision;
   std::string optimizer;
+  double momentum = -1;  // --momentum; below 0: the model file's
   double bucket_cap_mb = workload::kDefaultBucketCapMb;
   bool bucket_cap_set = false;
   bool no_ddp = false;

@@ -72,6 +72,7 @@ StepFlags flags_of(const cal::DdpStepFile& f, const cal::DdpVariant& v) {
   flags.seq = f.seq.value_or(0);
   flags.precision = f.precision;
   flags.optimizer = f.optimizer;
+  if (f.optimizer == "sgd") flags.momentum = f.momentum.value_or(0);
   flags.no_ddp = v.plain();
   if (!v.plain()) {
     flags.bucket_cap_mb = v.bucket_cap_mb;

@@ -52,20 +52,28 @@ TEST_CASE("step: kernels longer than their launch run back to back after the fir
 TEST_CASE("step: the optimizer's time from the bytes its foreach ops move") {
   // AdamW moves 84 bytes per fp32 parameter element (8 foreach ops, step_plan.cpp); 1e6 elements
   // on a GPU of 1 TB/s at efficiency 1 and no fixed cost: 84e6 B / 1e12 B/s = 84 us.
-  CHECK(optimizer_bytes_per_element(OptimizerKind::adamw) == 84);
-  CHECK(optimizer_bytes_per_element(OptimizerKind::sgd) == 32);
+  // SGD with momentum 32 (mul_ 8, add_ 12, add_ 12), without it 12 (one add_ of params and
+  // grads).
+  CHECK(optimizer_bytes_per_element(OptimizerKind::adamw, 0) == 84);
+  CHECK(optimizer_bytes_per_element(OptimizerKind::sgd, 0.9) == 32);
+  CHECK(optimizer_bytes_per_element(OptimizerKind::sgd, 0) == 12);
   GpuCompute gpu;
   gpu.memory_Bps = 1e12;
   gpu.memory_efficiency = 1;
   Op op;
   op.kind = OpKind::memory;
-  op.bytes = 1e6 * optimizer_bytes_per_element(OptimizerKind::adamw);
+  op.bytes = 1e6 * optimizer_bytes_per_element(OptimizerKind::adamw, 0);
   op.kernels = 8;
   CHECK(op_time_us(op, false, gpu) == doctest::Approx(84));
   // 148 tensors (GPT-2) of 124.4M elements: 1898 + 148 chunks over 320 blocks = 7 launches per
   // op, more than ceil(148 / 110) = 2 by tensors: 8 ops x 7 = 56 kernels, what the H200
   // export's profile counted for gpt2.
-  CHECK(optimizer_kernels(OptimizerKind::adamw, 148, 124.4e6) == 56);
+  CHECK(optimizer_kernels(OptimizerKind::adamw, 0, 148, 124.4e6) == 56);
+  // SGD on ResNet-50's 161 tensors of 25.56M elements: 390 + 161 = 551 chunks over 320 blocks
+  // = 2 launches per op, ceil(161 / 64) = 3 by tensors for a depth-2 op and ceil(161 / 110) = 2
+  // for depth 1. With momentum: 2 + 3 + 3 = 8; without: one depth-2 op, 3.
+  CHECK(optimizer_kernels(OptimizerKind::sgd, 0.9, 161, 25.56e6) == 8);
+  CHECK(optimizer_kernels(OptimizerKind::sgd, 0, 161, 25.56e6) == 3);
 }
 
 TEST_CASE("step: a layer's GEMM time from its shape and a fitted efficiency") {

@@ -19,8 +19,11 @@ MemoryEstimate estimate_memory(const Model& model, const StepOptions& options,
   e.capacity = capacity_bytes;
   e.params = model.param_bytes();
   e.grads = e.params;
-  const double state_per_param = options.optimizer == OptimizerKind::adamw ? 2.0 : 1.0;
-  e.optimizer_state = state_per_param * e.params;  // exp_avg + exp_avg_sq, or momentum
+  // AdamW: exp_avg and exp_avg_sq; SGD: a momentum buffer when momentum > 0, else nothing.
+  const double state_per_param = options.optimizer == OptimizerKind::adamw ? 2.0
+                                 : options.momentum > 0                    ? 1.0
+                                                                           : 0.0;
+  e.optimizer_state = state_per_param * e.params;
   e.ddp_buckets = options.ddp && !options.gradient_as_bucket_view ? e.grads : 0.0;
   // With bucket views the gradients live in the buckets: count them once.
   const double fb = static_cast<double>(options.batch) / model.recorded_at.batch;

@@ -38,8 +38,12 @@ struct ForeachOp {
 // AdamW: mul_(params) 8, lerp_(exp_avg, grad) 12, mul_(exp_avg_sq) 8, addcmul_(exp_avg_sq, grad,
 // grad) 16, sqrt(exp_avg_sq) 8, div_ 8, add_(eps) 8, addcdiv_(params, exp_avg, denom) 16.
 constexpr ForeachOp kAdamW[] = {{1, 8}, {2, 12}, {1, 8}, {3, 16}, {2, 8}, {1, 8}, {1, 8}, {3, 16}};
-// SGD with momentum: mul_(bufs) 8, add_(bufs, grads) 12, add_(params, bufs) 12.
+// SGD with momentum (after the first step, when the buffers exist): mul_(bufs) 8,
+// add_(bufs, grads) 12, add_(params, bufs) 12.
 constexpr ForeachOp kSgd[] = {{1, 8}, {2, 12}, {2, 12}};
+// SGD without momentum, PyTorch's default: add_(params, grads, alpha=-lr) 12 (sgd.py,
+// _multi_tensor_sgd: no buffers when momentum is 0).
+constexpr ForeachOp kSgdPlain[] = {{2, 12}};
 
 template <std::size_t N>
 double sum_bytes(const ForeachOp (&ops)[N]) {
@@ -130,11 +134,12 @@ void spread(Task& task, const KernelWork& work) {
 
 }  // namespace
 
-double optimizer_bytes_per_element(OptimizerKind optimizer) {
-  return optimizer == OptimizerKind::adamw ? sum_bytes(kAdamW) : sum_bytes(kSgd);
+double optimizer_bytes_per_element(OptimizerKind optimizer, double momentum) {
+  if (optimizer == OptimizerKind::adamw) return sum_bytes(kAdamW);
+  return momentum > 0 ? sum_bytes(kSgd) : sum_bytes(kSgdPlain);
 }
 
-int optimizer_kernels(OptimizerKind optimizer, int tensors, double elements) {
+int optimizer_kernels(OptimizerKind optimizer, double momentum, int tensors, double elements) {
   if (tensors == 0) return 0;
   const double chunks = std::ceil(elements / kChunkElements) + tensors;  // a partial chunk each
   auto launches = [&](int depth) {
@@ -142,10 +147,15 @@ int optimizer_kernels(OptimizerKind optimizer, int tensors, double elements) {
     return static_cast<int>(std::max(by_tensors, std::ceil(chunks / kMaxBlocks)));
   };
   int total = 0;
+  auto add = [&](const auto& ops) {
+    for (const ForeachOp& op : ops) total += launches(op.depth);
+  };
   if (optimizer == OptimizerKind::adamw) {
-    for (const ForeachOp& op : kAdamW) total += launches(op.depth);
+    add(kAdamW);
+  } else if (momentum > 0) {
+    add(kSgd);
   } else {
-    for (const ForeachOp& op : kSgd) total += launches(op.depth);
+    add(kSgdPlain);
   }
   return total;
 }
@@ -164,6 +174,7 @@ StepOptions default_options(const Model& model) {
   o.seq = model.settings.seq;
   o.precision = model.settings.precision;
   o.optimizer = model.settings.optimizer;
+  o.momentum = model.settings.momentum;
   o.input_pinned = model.settings.input_pinned;
   return o;
 }
@@ -303,13 +314,17 @@ StepPlan plan_step(const Model& model, const StepOptions& options, const topo::G
   plan.optimizer.host_us_per_kernel = host_opt;
   Op opt_work;
   opt_work.kind = OpKind::memory;
-  opt_work.bytes = elements * optimizer_bytes_per_element(options.optimizer);
-  opt_work.kernels = optimizer_kernels(options.optimizer, tensors, elements);
+  opt_work.bytes = elements * optimizer_bytes_per_element(options.optimizer, options.momentum);
+  opt_work.kernels = optimizer_kernels(options.optimizer, options.momentum, tensors, elements);
   const double opt_now = op_time_us(opt_work, false, compute);
   plan.optimizer.memory_bound_default = true;
+  // The work model's time of this update on the measured GPU, to scale a measured time by.
   const double opt_then = m != nullptr ? op_time_us(opt_work, false, measured_gpu) : 0.0;
-  if (m != nullptr && m->optimizer == options.optimizer && m->optimizer_kernels > 0 &&
-      opt_then > 0) {
+  // The measured optimizer is reused only for the same update: the same optimizer and, for SGD,
+  // momentum on or off alike (the other runs other foreach ops).
+  const bool same_update = m != nullptr && m->optimizer == options.optimizer &&
+                           (m->momentum > 0) == (options.momentum > 0);
+  if (same_update && m->optimizer_kernels > 0 && opt_then > 0) {
     plan.optimizer.gpu_us = m->optimizer_us * opt_now / opt_then;
     plan.optimizer.kernels = m->optimizer_kernels;
   } else {

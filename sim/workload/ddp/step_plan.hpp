@@ -21,6 +21,7 @@ struct StepOptions {
   std::optional<int> seq;
   Precision precision = Precision::bf16;
   OptimizerKind optimizer = OptimizerKind::adamw;
+  double momentum = 0;  // SGD's; > 0 keeps a momentum buffer per parameter
   bool input_pinned = true;
   bool ddp = true;
   double bucket_cap_mb = kDefaultBucketCapMb;
@@ -135,8 +136,8 @@ inline constexpr double kUnusedHookUsPerParam = 8.37;
 
 // Optimizer work from PyTorch's default multi-tensor (foreach) implementations on fp32
 // parameters: bytes read and written per parameter element in one step.
-double optimizer_bytes_per_element(OptimizerKind optimizer);
+double optimizer_bytes_per_element(OptimizerKind optimizer, double momentum);
 // Kernels the foreach ops of one step launch for `tensors` parameters of `elements` in all.
-int optimizer_kernels(OptimizerKind optimizer, int tensors, double elements);
+int optimizer_kernels(OptimizerKind optimizer, double momentum, int tensors, double elements);
 
 }  // namespace cs::workload

@@ -151,6 +151,7 @@ struct Settings {
   std::optional<int> seq;  // absent for models without a sequence
   Precision precision = Precision::bf16;
   OptimizerKind optimizer = OptimizerKind::adamw;
+  double momentum = 0;  // SGD's momentum (PyTorch's default 0: no momentum buffers)
   double input_bytes_per_sample = 0;
   bool input_pinned = true;
 };
@@ -169,6 +170,7 @@ struct Measurement {
   std::optional<int> seq;
   Precision precision = Precision::bf16;
   OptimizerKind optimizer = OptimizerKind::adamw;
+  double momentum = 0;      // SGD's momentum of the measured run
   double optimizer_us = 0;  // GPU time of optimizer.step()'s kernels
   int optimizer_kernels = 0;
   double host_forward_us = 0, host_backward_us = 0, host_optimizer_us = 0;  // CPU time per phase

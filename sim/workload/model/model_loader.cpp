@@ -22,6 +22,14 @@ OptimizerKind optimizer(const Fields& f) {
   return choice(f, "optimizer", "optimizer", {OptimizerKind::sgd, OptimizerKind::adamw});
 }
 
+// SGD's momentum (torch.optim.SGD's `momentum`, default 0): a number >= 0, only with sgd.
+double momentum(const Fields& f, OptimizerKind optimizer) {
+  if (!f.has("momentum")) return 0;
+  if (optimizer != OptimizerKind::sgd)
+    f.fail("momentum", "applies only to optimizer sgd (AdamW's betas are not a momentum)");
+  return number(f, "momentum", Least::zero);
+}
+
 int batch(const Fields& f) {
   return static_cast<int>(f.integer("batch", 1, kMaxCount));
 }
@@ -41,14 +49,15 @@ std::optional<int> seq(const Fields& f, bool has_seq) {
 }
 
 Settings parse_settings(const Fields& root) {
-  const Fields f =
-      sub_map(root, "settings", "settings",
-              {"batch", "seq", "precision", "optimizer", "input_bytes_per_sample", "input_pinned"});
+  const Fields f = sub_map(root, "settings", "settings",
+                           {"batch", "seq", "precision", "optimizer", "momentum",
+                            "input_bytes_per_sample", "input_pinned"});
   Settings s;
   s.batch = batch(f);
   if (f.has("seq")) s.seq = static_cast<int>(f.integer("seq", 1, kMaxSeq));
   s.precision = precision(f);
   s.optimizer = optimizer(f);
+  s.momentum = momentum(f, s.optimizer);
   s.input_bytes_per_sample = size_bytes(f, "input_bytes_per_sample");
   if (f.has("input_pinned")) s.input_pinned = boolean(f, "input_pinned");
   return s;
@@ -81,7 +90,7 @@ HostProbe parse_host_probe(const Fields& measurement) {
 Measurement parse_measurement(const YAML::Node& node, const SourceLoc& where,
                               const ModelContext& ctx) {
   const Fields f(node, "measurement", "measurements", ctx.file, where,
-                 {"id", "gpu", "batch", "seq", "precision", "optimizer", "optimizer_us",
+                 {"id", "gpu", "batch", "seq", "precision", "optimizer", "momentum", "optimizer_us",
                   "optimizer_kernels", "host_us", "host", "source"});
   Measurement m;
   m.id = name_text(f, "id");
@@ -95,6 +104,7 @@ Measurement parse_measurement(const YAML::Node& node, const SourceLoc& where,
   m.seq = seq(f, ctx.has_seq);
   m.precision = precision(f);
   m.optimizer = optimizer(f);
+  m.momentum = momentum(f, m.optimizer);
   m.optimizer_us = number(f, "optimizer_us", Least::zero);
   m.optimizer_kernels = static_cast<int>(f.integer("optimizer_kernels", 0, kMaxCount));
   const Fields host = sub_map(f, "host_us", "host_us", {"forward", "backward", "optimizer"});
