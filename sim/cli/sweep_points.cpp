@@ -61,6 +61,8 @@ StepFlags step_flags(const std::map<std::string, std::string>& at) {
   flags.seq = std::stoi(axis_or(at, "seq", "0"));
   flags.precision = axis_or(at, "precision", "");
   flags.optimizer = axis_or(at, "optimizer", "");
+  if (at.count("momentum")) flags.momentum = std::stod(at.at("momentum"));
+  if (at.count("host_probe")) flags.host_probe = at.at("host_probe");  // resolved by the caller
   if (at.count("bucket_cap_mb")) {
     flags.bucket_cap_mb = std::stod(at.at("bucket_cap_mb"));
     flags.bucket_cap_set = true;
@@ -75,7 +77,7 @@ SweepPoints::SweepPoints(const plan::SweepFile& sweep) : sweep_(sweep) {
     for (std::size_t i = 0; i < axis.values.size(); ++i) {
       const std::string& v = axis.values[i];
       // A path that names nothing is the sweep file's mistake: its line, not the missing file's.
-      if ((axis.name == "model" || axis.name == "topology") &&
+      if ((axis.name == "model" || axis.name == "topology" || axis.name == "host_probe") &&
           !std::filesystem::exists(path_of(v))) {
         throw InputError(axis.locs[i], axis.name,
                          "no " + axis.name + " file " +
@@ -178,7 +180,9 @@ std::vector<std::string> SweepPoints::run(std::size_t index) const {
 std::vector<std::string> SweepPoints::run_ddp(const std::map<std::string, std::string>& at) const {
   const std::shared_ptr<const topo::Cluster> c = cluster(at.at("topology"), servers_of(at));
   const workload::Model& model = models_.at(at.at("model"));
-  const workload::StepOptions options = step_options(step_flags(at), model);
+  StepFlags flags = step_flags(at);
+  if (!flags.host_probe.empty()) flags.host_probe = path_of(flags.host_probe);
+  const workload::StepOptions options = step_options(flags, model);
   std::vector<int> ranks(c->ranks.size());
   for (std::size_t r = 0; r < ranks.size(); ++r) ranks[r] = static_cast<int>(r);
   const DdpPrediction p = predict_ddp(*c, model, options, ranks, nullptr);
@@ -224,7 +228,9 @@ std::vector<std::string> SweepPoints::run_coll(const std::map<std::string, std::
 
 std::vector<std::string> SweepPoints::run_plan(const std::map<std::string, std::string>& at) const {
   const workload::Model& model = models_.at(at.at("model"));
-  const workload::StepOptions options = step_options(step_flags(at), model);
+  StepFlags flags = step_flags(at);
+  if (!flags.host_probe.empty()) flags.host_probe = path_of(flags.host_probe);
+  const workload::StepOptions options = step_options(flags, model);
   const std::shared_ptr<const topo::Cluster> resized = cluster(at.at("topology"), servers_of(at));
   plan::Candidate c = predict_candidate(*resized, std::stoi(axis_or(at, "global_batch", "0")),
                                         model, options, sweep_.prices);

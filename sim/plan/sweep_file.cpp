@@ -28,11 +28,12 @@ const char* to_string(SweepCommand command) {
 
 const std::vector<std::string>& allowed_axes(SweepCommand command) {
   static const std::vector<std::string> ddp = {
-      "topology", "nodes", "model", "batch", "seq", "precision", "optimizer", "bucket_cap_mb"};
+      "topology",  "nodes",     "model",    "batch",         "seq",
+      "precision", "optimizer", "momentum", "bucket_cap_mb", "host_probe"};
   static const std::vector<std::string> coll = {"topology", "nodes", "op", "size", "dtype"};
-  static const std::vector<std::string> plan = {"topology",  "nodes",         "model",
-                                                "batch",     "seq",           "precision",
-                                                "optimizer", "bucket_cap_mb", "global_batch"};
+  static const std::vector<std::string> plan = {
+      "topology",  "nodes",    "model",         "batch",        "seq",       "precision",
+      "optimizer", "momentum", "bucket_cap_mb", "global_batch", "host_probe"};
   switch (command) {
     case SweepCommand::ddp:
       return ddp;
@@ -79,6 +80,12 @@ void check_value(const Axis& axis, const std::string& value, const SourceLoc& lo
     }
   } else if (key == "precision" && value != "bf16" && value != "fp32") {
     throw InputError(loc, key, "unknown precision '" + value + "'; valid: bf16, fp32");
+  } else if (key == "momentum") {
+    char* end = nullptr;
+    const double v = std::strtod(value.c_str(), &end);
+    if (value.empty() || *end != '\0' || !(v >= 0) || !(v < 1e9)) {
+      throw InputError(loc, key, "'" + value + "' is not a momentum (a number >= 0)");
+    }
   } else if (key == "optimizer" && value != "sgd" && value != "adamw") {
     throw InputError(loc, key, "unknown optimizer '" + value + "'; valid: sgd, adamw");
   }
