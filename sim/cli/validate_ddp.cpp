@@ -171,15 +171,7 @@ void run_validate_ddp(const ValidateDdpArgs& a) {
       const ScopedNvlsEnable nvls(f.nvls.value_or(false));
       const workload::Model& model = models.at(f.model);
       for (const cal::DdpVariant& v : f.variants) {
-        cal::DdpStepRow row;
-        row.data = cal::base_name(folder.folder);
-        row.file = f.file;
-        row.model = f.model;
-        row.batch = f.batch;
-        row.gpus = f.world_size;
-        row.variant = v.name;
-        row.plain = v.plain();
-        row.measured_ms = v.step_ms;
+        cal::DdpStepRow row = cal::measured_row(cal::base_name(folder.folder), f, v);
         try {
           StepFlags flags = flags_of(f, v);
           if (a.host_probes) flags.host_probe = host_probe_of(folder.folder, f.world_size);

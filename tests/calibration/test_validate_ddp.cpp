@@ -37,15 +37,7 @@ std::vector<DdpStepRow> toy_rows() {
   std::size_t i = 0;
   for (const DdpStepFile& f : read_ddp_step_folder(kToy).steps) {
     for (const DdpVariant& v : f.variants) {
-      DdpStepRow r;
-      r.data = "toy";
-      r.file = f.file;
-      r.model = f.model;
-      r.batch = f.batch;
-      r.gpus = f.world_size;
-      r.variant = v.name;
-      r.plain = v.plain();
-      r.measured_ms = v.step_ms;
+      DdpStepRow r = measured_row("toy", f, v);
       r.prior_ms = prior.at(i);
       r.calibrated_ms = calib.at(i);
       rows.push_back(r);

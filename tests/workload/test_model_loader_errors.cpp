@@ -28,7 +28,7 @@ const std::vector<BadFile> kCorpus = {
     // Unknown keys, with the closest valid one.
     {"bad_unknown_key",
      "6: key 'precison': unknown key in settings; did you mean 'precision'? Valid keys: batch, "
-     "seq, precision, optimizer, input_bytes_per_sample, input_pinned"},
+     "seq, precision, optimizer, momentum, input_bytes_per_sample, input_pinned"},
     {"bad_unknown_op_key",
      "13: key 'hed_dim': unknown key in op entry; did you mean 'head_dim'? Valid keys: op, m, n, "
      "k, batch, dtype, grows, weight, heads, seq_q, seq_kv, head_dim, causal, bytes, scale, "

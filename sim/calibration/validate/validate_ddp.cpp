@@ -95,4 +95,17 @@ DdpValidation validate_ddp_steps(std::vector<DdpStepRow> rows, bool calibrated) 
   return v;
 }
 
+DdpStepRow measured_row(const std::string& data, const DdpStepFile& f, const DdpVariant& v) {
+  DdpStepRow row;
+  row.data = data;
+  row.file = f.file;
+  row.model = f.model;
+  row.batch = f.batch;
+  row.gpus = f.world_size;
+  row.variant = v.name;
+  row.plain = v.plain();
+  row.measured_ms = v.step_ms;
+  return row;
+}
+
 }  // namespace cs::cal

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "calibration/measurements/ddp_steps.hpp"
+
 namespace cs::cal {
 
 // A DDP step less the plain step of its run, measured and predicted; errors are relative to
@@ -63,5 +65,8 @@ struct DdpValidation {
 // Fills each row's errors and overhead and returns them with the summary; rows keep their order.
 // `calibrated`: every row has calibrated_ms.
 DdpValidation validate_ddp_steps(std::vector<DdpStepRow> rows, bool calibrated);
+
+// A row's measured side: what run `f` of folder `data` measured for variant `v`.
+DdpStepRow measured_row(const std::string& data, const DdpStepFile& f, const DdpVariant& v);
 
 }  // namespace cs::cal
