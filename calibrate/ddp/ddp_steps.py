@@ -84,7 +84,7 @@ def run_variant(spec, batch, cap, args):
     model = spec.build().cuda()
     if cap is not None:
         model = DDP(model, device_ids=[torch.cuda.current_device()], bucket_cap_mb=cap)
-    optimizer = make_optimizer(spec.optimizer, model)
+    optimizer = make_optimizer(spec.optimizer, model, spec.momentum)
     host = tuple(t.pin_memory() for t in spec.make_batch(batch, spec.seq))
 
     def step():
@@ -113,7 +113,7 @@ def run_buckets_only(spec, batch, cap):
     """DDP's rebuilt buckets after a few steps, untimed (for --profile-only)."""
     torch.manual_seed(0)
     model = DDP(spec.build().cuda(), device_ids=[torch.cuda.current_device()], bucket_cap_mb=cap)
-    optimizer = make_optimizer(spec.optimizer, model)
+    optimizer = make_optimizer(spec.optimizer, model, spec.momentum)
     host = tuple(t.pin_memory() for t in spec.make_batch(batch, spec.seq))
     for _ in range(3):
         train_step(spec, model, optimizer, tuple(t.cuda(non_blocking=True) for t in host),
@@ -152,7 +152,7 @@ def profile_ddp(spec, batch, cap, steps):
 
     torch.manual_seed(0)
     model = DDP(spec.build().cuda(), device_ids=[torch.cuda.current_device()], bucket_cap_mb=cap)
-    optimizer = make_optimizer(spec.optimizer, model)
+    optimizer = make_optimizer(spec.optimizer, model, spec.momentum)
     host = tuple(t.pin_memory() for t in spec.make_batch(batch, spec.seq))
 
     def step():
@@ -247,7 +247,7 @@ def main():
         t0 = time.time()
         record = {"schema": SCHEMA, "model": name, "batch": batch, "seq": spec.seq,
                   "precision": spec.precision, "optimizer": spec.optimizer,
-                  "momentum": 0.9 if spec.optimizer == "sgd" else None, "world_size": world,
+                  "momentum": spec.momentum if spec.optimizer == "sgd" else None, "world_size": world,
                   "launch": "torchrun, one process per GPU", "steps": args.steps,
                   "warmup": args.warmup,
                   "date": datetime.datetime.now(datetime.timezone.utc).isoformat(

@@ -24,6 +24,8 @@ def main():
     p.add_argument("-t", "--topology", required=True)
     p.add_argument("--calibration")
     p.add_argument("--binary", default="build/sim/clustersim")
+    p.add_argument("--compute", choices=["measured", "work"], default="measured",
+                   help="layer times from the model file's measurements, or from work alone")
     p.add_argument("--host-probe", action="store_true",
                    help="pass the folder's host_probe-n<N>.json (the node's host) as --host-probe")
     p.add_argument("--out", required=True)
@@ -44,6 +46,7 @@ def main():
                 cmd += ["--bucket-cap-mb", variant[len("ddp"):]]
             if args.calibration:
                 cmd += ["--calibration", args.calibration]
+            cmd += ["--compute", args.compute]
             if args.host_probe:
                 cmd += ["--host-probe",
                         os.path.join(args.dir, f"host_probe-n{config['world_size']}.json")]
@@ -57,6 +60,7 @@ def main():
                          "calibration": os.path.basename(os.path.dirname(args.calibration))
                          if args.calibration else "none",
                          "host": "probe" if args.host_probe else "reference",
+                         "compute": args.compute,
                          "predicted_ms": row["step_ms"]})
     with open(args.out, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))

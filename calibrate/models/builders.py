@@ -21,6 +21,7 @@ class ModelSpec:
     make_batch: Callable  # (batch, seq) -> tuple of CPU tensors
     loss: Callable  # (model, gpu tensors) -> scalar loss
     sample_bytes: Callable  # seq -> input bytes per sample
+    momentum: float = 0.9  # SGD's (optimizer "sgd" only)
 
     def input_bytes_per_sample(self, seq):
         return self.sample_bytes(seq)
@@ -79,8 +80,38 @@ def _image_loss(model, batch):
     return F.cross_entropy(model(x), y)
 
 
+def _mlp(width, depth):
+    def make():
+        layers = []
+        for _ in range(depth):
+            layers += [torch.nn.Linear(width, width), torch.nn.ReLU()]
+        return torch.nn.Sequential(*layers)
+
+    return make
+
+
+def _vectors(width):
+    def make(batch, seq):
+        g = torch.Generator().manual_seed(0)
+        return (torch.randn(batch, width, generator=g),)
+
+    return make
+
+
+def _mean_square(model, batch):
+    (x,) = batch
+    return model(x).float().pow(2).mean()
+
+
 GPT2_VOCAB = 50257
 MODELS = {
+    "mlp-4096x8": ModelSpec(
+        source="torch.nn.Sequential of 8 x (nn.Linear(4096, 4096), nn.ReLU()), 134M params, random"
+        " fp32 inputs, mean-square loss; SGD without momentum (torch.optim.SGD's default): a"
+        " GEMM-dominated model, for the work model",
+        build=_on_gpu(_mlp(4096, 8)), batch=8192, seq=None, precision="bf16", optimizer="sgd",
+        make_batch=_vectors(4096), loss=_mean_square, sample_bytes=lambda seq: 4096 * 4,
+        momentum=0.0),
     "resnet50": ModelSpec(
         source="torchvision.models.resnet50(weights=None), 224x224 RGB fp32 inputs, ImageNet's"
         " 1000 classes, cross-entropy outside the model",

@@ -46,7 +46,7 @@ def run(spec, batch, seq, steps=40, warmup=5):
     for find_unused in (False, True):
         torch.manual_seed(0)
         model = DDP(spec.build().cuda(), device_ids=[0], find_unused_parameters=find_unused)
-        wrappers[find_unused] = (model, make_optimizer(spec.optimizer, model))
+        wrappers[find_unused] = (model, make_optimizer(spec.optimizer, model, spec.momentum))
     host = tuple(t.pin_memory() for t in spec.make_batch(batch, seq))
     forward_ms = {False: [], True: []}
     step_ms = {False: [], True: []}

@@ -78,7 +78,7 @@ def main():
     # 4. The profiled steps, last.
     torch.manual_seed(0)
     model = spec.build().cuda()
-    optimizer = make_optimizer(optimizer_name, model)
+    optimizer = make_optimizer(optimizer_name, model, spec.momentum)
     gpu = tuple(t.cuda() for t in spec.make_batch(batch, seq))
     for _ in range(3):
         train_step(spec, model, optimizer, gpu, precision)
@@ -102,7 +102,7 @@ def main():
         "cuda": torch.version.cuda,
         "settings": {"batch": batch, "seq": seq, "precision": precision,
                      "optimizer": optimizer_name,
-                     "momentum": 0.9 if optimizer_name == "sgd" else None,
+                     "momentum": spec.momentum if optimizer_name == "sgd" else None,
                      "input_bytes_per_sample": spec.input_bytes_per_sample(seq),
                      "input_pinned": True},
         "params": params,
