@@ -126,6 +126,15 @@ TEST_CASE("clustersim ddp: bad flags exit 2 with one line") {
   cs::test::check_bad_input(ddp(base + "--measurement a100"), "no measurement 'a100' (it has: ");
   cs::test::check_bad_input(ddp(topo("dgx-h100.yaml") + model("resnet50.yaml") + "--seq 128"),
                             "key 'seq': model 'resnet50' has no sequence length");
+  cs::test::check_bad_input(ddp(base + "--momentum 0.9"),
+                            "key 'momentum': applies only to --optimizer sgd");
+  cs::test::check_bad_input(ddp(base + "--momentum -1"), "--momentum: Value -1 not in range");
+  // A host probe that is not one: the file's line and key.
+  const std::string probe = (kRoot / "models" / "gpt2.yaml").string();
+  cs::test::check_bad_input(ddp(base + "--host-probe '" + probe + "'"),
+                            probe + ":1: not valid JSON");
+  cs::test::check_bad_input(ddp(base + "--host-probe /nonexistent/probe.json"),
+                            "cannot open the --host-probe file");
 }
 
 TEST_CASE(
