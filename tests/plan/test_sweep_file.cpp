@@ -45,6 +45,19 @@ TEST_CASE("a sweep's points: the cartesian product, first axis slowest") {
         parse_sweep("command: coll\naxes: {topology: t, size: 2M}\n", "x").digest);
 }
 
+TEST_CASE("a sweep's momentum axis: SGD's factor, 0 or above") {
+  const SweepFile s = parse_sweep(
+      "command: ddp\naxes: {topology: t.yaml, model: m.yaml, momentum: [0, 0.9]}\n", "s.yaml");
+  REQUIRE(s.axes.size() == 3);
+  CHECK(s.axes[2].values == std::vector<std::string>{"0", "0.9"});
+  CHECK(error_of("command: plan\naxes:\n  topology: t\n  model: m\n  momentum: [0.9, -1]\n"
+                 "target: {steps: 1}\n")
+            .find("s.yaml:5: key 'momentum': '-1' is not a momentum (a number >= 0)") !=
+        std::string::npos);
+  CHECK(error_of("command: coll\naxes: {topology: t, size: 1M, momentum: 0}\n")
+            .find("key 'momentum': unknown key in axes") != std::string::npos);
+}
+
 TEST_CASE("a plan sweep's target and prices") {
   const SweepFile s = parse_sweep(
       "command: plan\n"

@@ -51,6 +51,10 @@ const std::vector<BadFile> kCorpus = {
      "9: key 'bytes': '12 MiBs' is not a size; valid units: B KB MB GB TB KiB MiB GiB TiB, or a "
      "bare byte count"},
     {"bad_memory_no_kernels", "8: key 'kernels': missing in memory op: how many kernels move it"},
+    {"bad_momentum_negative", "11: key 'momentum': '-0.9' is out of range; valid: a number >= 0"},
+    // SGD's momentum with another optimizer.
+    {"bad_momentum_adamw",
+     "7: key 'momentum': applies only to optimizer sgd (AdamW's betas are not a momentum)"},
     // References: measurement ids, GPU models, weights.
     {"bad_dangling_measured",
      "18: key 'h100': no measurement has id 'h100' (did you mean 'h200'?); ids under "
