@@ -53,7 +53,7 @@ const std::vector<std::string>& required_axes(SweepCommand command) {
 
 bool numeric_axis(const std::string& name) {
   return name == "nodes" || name == "batch" || name == "seq" || name == "global_batch" ||
-         name == "bucket_cap_mb";
+         name == "bucket_cap_mb" || name == "momentum";
 }
 
 namespace {
@@ -70,7 +70,7 @@ std::uint64_t fnv1a(const std::string& bytes) {
 // Integer axes and their ranges; number axes above 0; word axes and their words.
 void check_value(const Axis& axis, const std::string& value, const SourceLoc& loc) {
   const std::string& key = axis.name;
-  if (numeric_axis(key) && key != "bucket_cap_mb") {
+  if (numeric_axis(key) && key != "bucket_cap_mb" && key != "momentum") {
     topo::yaml::parse_integer(value, key, loc, 1, 1'000'000);
   } else if (key == "bucket_cap_mb") {
     char* end = nullptr;
