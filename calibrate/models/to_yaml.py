@@ -13,8 +13,10 @@ import gzip
 import json
 import math
 import os
-import re
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from yaml_text import flow, fmt, momentum_of  # noqa: E402
 
 GPU_MODELS = {  # nvidia-smi's name -> the GPU model name the topologies use
     "NVIDIA H200": ("H200-SXM-141GB", "h200"),
@@ -165,24 +167,6 @@ def access(aten):
     return "reduction" if any(r in aten for r in REDUCTIONS) else "elementwise"
 
 
-def flow(items):
-    return "{" + ", ".join(f"{k}: {fmt(v)}" for k, v in items.items()) + "}"
-
-
-def fmt(v):
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, dict):
-        return flow(v)
-    if isinstance(v, list):
-        return "[" + ", ".join(fmt(x) for x in v) + "]"
-    if isinstance(v, float):
-        return f"{v:.6g}"
-    if isinstance(v, str):
-        return json.dumps(v) if re.search(r"[:#{}\[\],&*?|<>=!%@`\"' ]", v) or not v else v
-    return str(v)
-
-
 def measurement_id(raw, first):
     gpu, prefix = GPU_MODELS.get(raw["gpu"], (None, None))
     if gpu is None:
@@ -198,12 +182,6 @@ def measurement_id(raw, first):
     if s["optimizer"] != f["optimizer"]:
         tag += "-" + s["optimizer"]
     return tag, gpu
-
-
-def momentum_of(settings):
-    """SGD's momentum of an export: recorded since the exporter wrote it, else 0.9, what
-    steps.make_optimizer always used before."""
-    return float(settings.get("momentum", 0.9))
 
 
 def build(raws, sources):
