@@ -43,7 +43,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "models"))
 import builders  # noqa: E402
-from steps import make_optimizer, train_step  # noqa: E402
+from steps import make_optimizer, timed_steps, train_step  # noqa: E402
 
 SCHEMA = "clustersim-ddp-steps/1"
 
@@ -58,17 +58,12 @@ def parse_config(text):
 
 
 def timed(step, steps, warmup):
+    """steps.timed_steps, with every rank meeting at a barrier between warm-up and timing."""
     for _ in range(warmup):
         step()
     torch.cuda.synchronize()
     dist.barrier()
-    times = []
-    for _ in range(steps):
-        t0 = time.perf_counter()
-        step()
-        torch.cuda.synchronize()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return times
+    return timed_steps(step, steps, 0)
 
 
 def gather_times(times):
