@@ -1,3 +1,4 @@
+// The host index (geometric mean of the probe's six classes) and the factor between two hosts.
 #include "core/host_probe.hpp"
 
 #include <cmath>

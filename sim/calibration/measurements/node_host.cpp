@@ -1,3 +1,4 @@
+// Host probes to and from JSON: a probe file's summary, a calibration's `host` section.
 #include "calibration/measurements/node_host.hpp"
 
 namespace cs::cal {
