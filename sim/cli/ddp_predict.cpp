@@ -3,17 +3,14 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <filesystem>
 #include <map>
 
-#include "calibration/measurements/json_reader.hpp"
 #include "calibration/measurements/node_host.hpp"
 #include "calibration/validate/machine_match.hpp"
 #include "collectives/communicator.hpp"
 #include "collectives/sweep.hpp"
 #include "core/error.hpp"
 #include "core/event_queue.hpp"
-#include "core/input_file.hpp"
 #include "core/units.hpp"
 #include "network/analytical_network.hpp"
 #include "network/copies.hpp"
@@ -192,6 +189,21 @@ void add_step_flags(CLI::App* cmd, StepFlags& flags) {
                   "carried to it (default: the calibration's, else the reference host)");
 }
 
+namespace {
+
+// The step's host from a node's probe: one process alone, and every process at once where the
+// probe timed that; `label` names where the probe comes from ("host probe FILE").
+void set_host(workload::StepOptions& o, const cal::NodeHost& h, const std::string& label) {
+  o.host = h.alone;
+  o.host->source = label + " (one process)";
+  if (h.all) {
+    o.host_all = *h.all;
+    o.host_all->source = label + " (" + std::to_string(h.world_size) + " processes at once)";
+  }
+}
+
+}  // namespace
+
 workload::StepOptions step_options(const StepFlags& a, const workload::Model& model) {
   workload::StepOptions o = workload::default_options(model);
   if (a.batch > 0) o.batch = a.batch;
@@ -237,21 +249,8 @@ workload::StepOptions step_options(const StepFlags& a, const workload::Model& mo
       a.compute == "work" ? workload::ComputeSource::work : workload::ComputeSource::measured;
   o.measurement = a.measurement;
   if (!a.host_probe.empty()) {
-    const std::string text = read_input_file(a.host_probe, "--host-probe file");
-    const nlohmann::json doc = cal::parse_json(text, a.host_probe);
-    const cal::JsonLines lines(a.host_probe, text);
-    const cal::JsonReader r(doc, lines, "", "");
-    if (r.text("schema") != kHostProbeSchema)
-      r.fail("schema", std::string("expected \"") + kHostProbeSchema + "\" (a host probe file)");
-    const cal::NodeHost h =
-        cal::node_host_from_probe(r, std::filesystem::path(a.host_probe).filename().string());
-    o.host = h.alone;
-    o.host->source = "host probe " + h.file + " (one process)";
-    if (h.all) {
-      o.host_all = *h.all;
-      o.host_all->source =
-          "host probe " + h.file + " (" + std::to_string(h.world_size) + " processes at once)";
-    }
+    const cal::NodeHost h = cal::read_host_probe_file(a.host_probe, "--host-probe file");
+    set_host(o, h, "host probe " + h.file);
   }
   return o;
 }
@@ -315,16 +314,10 @@ DdpPrediction predict_ddp(const topo::Cluster& cluster, const workload::Model& m
   const topo::ClusterGraph graph(cluster);
   const double input_bytes = options.batch * model.settings.input_bytes_per_sample;
   workload::StepOptions step = options;
-  if (!step.host && calibration != nullptr && calibration->host) {
-    const cal::NodeHost& h = *calibration->host;
-    const std::string from = "host of calibration '" + calibration->machine + "' (" + h.file;
-    step.host = h.alone;
-    step.host->source = from + ", one process)";
-    if (h.all) {
-      step.host_all = *h.all;
-      step.host_all->source = from + ", " + std::to_string(h.world_size) + " processes at once)";
-    }
-  }
+  if (!step.host && calibration != nullptr && calibration->host)
+    set_host(
+        step, *calibration->host,
+        "host of calibration '" + calibration->machine + "', probe " + calibration->host->file);
   // Several processes on this server: the host as the probe timed it with every process at once.
   const int server = cluster.nodes[static_cast<std::size_t>(gpu_node)].server;
   const auto on_server = std::count_if(ranks.begin(), ranks.end(), [&](int r) {

@@ -1,6 +1,10 @@
 // Host probes to and from JSON: a probe file's summary, a calibration's `host` section.
 #include "calibration/measurements/node_host.hpp"
 
+#include <filesystem>
+
+#include "core/input_file.hpp"
+
 namespace cs::cal {
 namespace {
 
@@ -60,6 +64,16 @@ NodeHost node_host_from_probe(const JsonReader& probe_file, const std::string& b
     h.all = all;
   }
   return h;
+}
+
+NodeHost read_host_probe_file(const std::string& path, const std::string& what) {
+  const std::string text = read_input_file(path, what);
+  const json doc = parse_json(text, path);
+  const JsonLines lines(path, text);
+  const JsonReader r(doc, lines, "", "");
+  if (r.text("schema") != kHostProbeSchema)
+    r.fail("schema", std::string("expected \"") + kHostProbeSchema + "\" (a host probe file)");
+  return node_host_from_probe(r, std::filesystem::path(path).filename().string());
 }
 
 NodeHost node_host_from_calibration(const JsonReader& host) {

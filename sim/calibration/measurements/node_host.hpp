@@ -22,6 +22,9 @@ struct NodeHost {
 
 // A probe file's `summary` (every class's alone_us, all_us where the run had several ranks).
 NodeHost node_host_from_probe(const JsonReader& probe_file, const std::string& base_name);
+// A probe file read whole (its schema checked): `what` names it in the error of a bad path
+// ("--host-probe file").
+NodeHost read_host_probe_file(const std::string& path, const std::string& what);
 // A calibration file's `host` section, and back.
 NodeHost node_host_from_calibration(const JsonReader& host);
 nlohmann::json node_host_json(const NodeHost& host);
