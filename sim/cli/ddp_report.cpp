@@ -174,27 +174,21 @@ std::string ddp_csv(const DdpReport& r) {
 
 std::string ddp_trace_json(const DdpReport& r) {
   nlohmann::json events = nlohmann::json::array();
-  const workload::Lane lanes[] = {workload::Lane::host, workload::Lane::compute,
-                                  workload::Lane::nccl};
   events.push_back({{"ph", "M"},
                     {"pid", 0},
                     {"name", "process_name"},
                     {"args", {{"name", "rank 0 (" + r.gpu.name + ")"}}}});
-  for (const workload::Lane lane : lanes) {
-    const int tid = static_cast<int>(lane);
-    const std::string name = lane == workload::Lane::host      ? "host thread"
-                             : lane == workload::Lane::compute ? "compute stream"
-                                                               : "NCCL stream";
+  for (std::size_t tid = 0; tid < r.result.lanes.size(); ++tid) {
     events.push_back({{"ph", "M"},
                       {"pid", 0},
                       {"tid", tid},
                       {"name", "thread_name"},
-                      {"args", {{"name", name}}}});
+                      {"args", {{"name", r.result.lanes[tid]}}}});
   }
   for (const workload::Span& s : r.result.spans) {
     events.push_back({{"ph", "X"},
                       {"pid", 0},
-                      {"tid", static_cast<int>(s.lane)},
+                      {"tid", s.lane},
                       {"name", s.name},
                       {"cat", s.category},
                       {"ts", us_from_ps(s.start)},

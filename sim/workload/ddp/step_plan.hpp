@@ -10,6 +10,7 @@
 #include "topology/cluster.hpp"
 #include "workload/ddp/buckets.hpp"
 #include "workload/model/model.hpp"
+#include "workload/step/step_graph.hpp"
 #include "workload/work/work_model.hpp"
 
 namespace cs::workload {
@@ -52,19 +53,6 @@ HostProbe reference_host();
 
 // The model's defaults as options.
 StepOptions default_options(const Model& model);
-
-// A run of `kernels` kernels on one stream whose GPU times add to gpu_us; the host spends
-// host_us_per_kernel launching each.
-struct Task {
-  std::string name;
-  double gpu_us = 0;
-  int kernels = 0;
-  double host_us_per_kernel = 0;
-  // Each kernel's GPU time, when known (they add to gpu_us); else the kernels split it evenly.
-  std::vector<double> kernel_us;
-  std::vector<std::uint8_t> memory_bound;  // per kernel of kernel_us: 1 for memory-bound
-  bool memory_bound_default = false;       // for kernels memory_bound does not list
-};
 
 struct LayerTasks {
   Task forward, backward;

@@ -1,20 +1,14 @@
-// The step in program order: input copy, forward, backward with DDP's copies and bucket
-// all-reduces, DDP's wait and copies back, optimizer.
+// DDP's step in program order: input copy, the buffers' broadcast, forward, backward with DDP's
+// copies and bucket all-reduces, DDP's wait and copies back, optimizer.
 #include "workload/ddp/step_sim.hpp"
 
 #include <string>
 #include <utility>
 
 #include "core/error.hpp"
-#include "workload/ddp/stream_timeline.hpp"
 
 namespace cs::workload {
 namespace {
-
-using timeline::NcclKernel;
-using timeline::ps_of_us;
-using timeline::Timeline;
-using timeline::us_of;
 
 // A task of `kernels` memory-bound kernels (copies) adding to `gpu_us`, each launched
 // `host_us` after the last.
@@ -28,24 +22,17 @@ Task launch_of(std::string name, double gpu_us, int kernels, double host_us) {
   return t;
 }
 
-}  // namespace
-
-const char* to_string(Lane lane) {
-  switch (lane) {
-    case Lane::host:
-      return "host";
-    case Lane::compute:
-      return "compute";
-    case Lane::nccl:
-      return "nccl";
-  }
-  return "?";
+bool has_kernels(const Task& t) {
+  return t.kernels > 0 || t.gpu_us > 0;
 }
 
-StepResult simulate_step(const StepPlan& plan) {
-  StepResult result;
-  StepBreakdown& b = result.breakdown;
-  Timeline t(result, ps_of_us(plan.kernel_gap_us), plan.overlap);
+}  // namespace
+
+DdpStepGraph ddp_step_graph(const StepPlan& plan) {
+  DdpStepGraph out;
+  StepGraph& g = out.graph;
+  const StreamId compute = g.add_stream("compute stream", StreamKind::compute);
+  const StreamId nccl = g.add_stream("NCCL stream", StreamKind::communication);
   const double launch_us =
       plan.layers.empty() ? 0.0 : plan.layers.front().forward.host_us_per_kernel;
 
@@ -53,33 +40,33 @@ StepResult simulate_step(const StepPlan& plan) {
   // memory blocks the host until the driver has staged and copied it.
   if (plan.input_bytes > 0) {
     if (plan.input_pinned) {
-      t.run(launch_of("input copy (pinned)", plan.input_copy_us, 1, launch_us), "input", 0,
-            b.input_copy_us);
+      g.kernels(compute, launch_of("input copy (pinned)", plan.input_copy_us, 1, launch_us),
+                "input");
     } else {
-      t.run_blocking("input copy (pageable)", plan.input_copy_us, launch_us);
-      b.input_copy_us += plan.input_copy_us;
+      g.blocking_copy(compute, "input copy (pageable)", "input", plan.input_copy_us, launch_us);
     }
   }
   // DDP's buffer broadcast: after what the compute stream has queued, before forward.
-  TimePs forward_after = 0;
+  std::vector<EventId> forward_waits;
   if (plan.broadcast) {
-    NcclKernel k;
+    CollectiveKernel k;
     k.name = "broadcast buffers";
     k.category = "broadcast";
-    k.length = ps_of_us(plan.broadcast_us);
-    t.launch_nccl(std::move(k), t.compute(), launch_us);
-    forward_after = t.drain_nccl();
+    k.alone_us = plan.broadcast_us;
+    g.collective(nccl, std::move(k), launch_us, {g.record(compute)});
+    forward_waits = {g.record(nccl)};
   }
   for (const LayerTasks& layer : plan.layers) {
-    t.run(layer.forward, "forward", forward_after, b.forward_us);
-    if (layer.forward.kernels > 0 || layer.forward.gpu_us > 0) forward_after = 0;  // waited
+    if (!has_kernels(layer.forward)) continue;
+    g.kernels(compute, layer.forward, "forward", std::exchange(forward_waits, {}));
   }
   // find_unused_parameters: DDP walks the autograd graph from the outputs before backward.
-  t.host_work("find unused parameters (graph walk)", plan.unused_walk_host_us);
+  g.host_work("find unused parameters (graph walk)", "ddp_host", plan.unused_walk_host_us);
 
   // Backward in reverse; after each layer its gradients are ready. DDP copies each into its
   // bucket (on the compute stream, from the autograd hook) and launches a bucket's all-reduce on
-  // the NCCL stream once all of its gradients are in and every earlier bucket has launched.
+  // the NCCL stream once all of its gradients are in and every earlier bucket has launched; the
+  // all-reduce waits for an event recorded on the compute stream after the copies.
   const bool ddp = !plan.buckets.empty();
   std::vector<int> bucket_of(plan.grad_bytes.size(), -1);
   std::vector<int> missing(plan.buckets.size());
@@ -88,46 +75,38 @@ StepResult simulate_step(const StepPlan& plan) {
     for (int p : plan.buckets[k].params)
       bucket_of[static_cast<std::size_t>(p)] = static_cast<int>(k);
   }
-  result.buckets.resize(plan.buckets.size());
   std::size_t next_bucket = 0;
   auto launch_ready_buckets = [&] {
     while (next_bucket < plan.buckets.size() && missing[next_bucket] == 0) {
-      const Bucket& bucket = plan.buckets[next_bucket];
-      BucketTiming& timing = result.buckets[next_bucket];
-      timing.bytes = bucket.bytes;
-      timing.tensors = static_cast<int>(bucket.params.size());
-      timing.ready_us = us_of(t.compute());  // the event recorded on the compute stream
-      timing.alone_us = plan.allreduce_us[next_bucket];
-      if (next_bucket < plan.allreduce_label.size())
-        timing.label = plan.allreduce_label[next_bucket];
-      NcclKernel k;
+      CollectiveKernel k;
       k.name = "allreduce bucket " + std::to_string(next_bucket);
-      k.length = ps_of_us(plan.allreduce_us[next_bucket]);
+      k.alone_us = plan.allreduce_us[next_bucket];
       if (next_bucket < plan.allreduce_ctas.size()) k.ctas = plan.allreduce_ctas[next_bucket];
       if (next_bucket < plan.allreduce_rate_gbps.size())
         k.rate_gbps = plan.allreduce_rate_gbps[next_bucket];
-      k.bucket = static_cast<int>(next_bucket);
-      t.launch_nccl(std::move(k), t.compute(), plan.ddp_host_us_per_kernel);
+      out.bucket_nodes.push_back(
+          g.collective(nccl, std::move(k), plan.ddp_host_us_per_kernel, {g.record(compute)}));
       ++next_bucket;
       // After the last bucket, find_unused_parameters all-reduces which parameters were used.
       if (next_bucket == plan.buckets.size() && plan.used_map_bytes > 0) {
-        NcclKernel used;
+        CollectiveKernel used;
         used.name = "allreduce used-parameter map";
-        used.length = ps_of_us(plan.used_map_allreduce_us);
-        t.launch_nccl(std::move(used), t.compute(), plan.ddp_host_us_per_kernel);
+        used.alone_us = plan.used_map_allreduce_us;
+        g.collective(nccl, std::move(used), plan.ddp_host_us_per_kernel, {g.record(compute)});
       }
     }
   };
   for (auto layer = plan.layers.rbegin(); layer != plan.layers.rend(); ++layer) {
-    t.run(layer->backward, "backward", 0, b.backward_us);
+    g.kernels(compute, layer->backward, "backward");
     if (!ddp) continue;
     for (auto p = layer->params.rbegin(); p != layer->params.rend(); ++p) {
       const auto i = static_cast<std::size_t>(*p);
-      t.host_work("find unused parameters (hook)", plan.unused_hook_host_us);
+      g.host_work("find unused parameters (hook)", "ddp_host", plan.unused_hook_host_us);
       if (!plan.copy_in_us.empty()) {
-        t.run(
+        g.kernels(
+            compute,
             launch_of("copy grad into bucket", plan.copy_in_us[i], 1, plan.ddp_host_us_per_kernel),
-            "ddp_copy", 0, b.ddp_copies_us);
+            "ddp_copy");
       }
       CS_ASSERT(bucket_of[i] >= 0, "a gradient without a bucket");
       --missing[static_cast<std::size_t>(bucket_of[i])];
@@ -138,14 +117,50 @@ StepResult simulate_step(const StepPlan& plan) {
 
   // End of backward: the compute stream waits for every all-reduce, then copies each averaged
   // bucket back into its gradient.
-  TimePs after = ddp ? t.drain_nccl() : 0;
+  std::vector<EventId> after;
+  if (ddp) after = {g.record(nccl)};
   for (std::size_t i = 0; i < plan.copy_out_us.size(); ++i) {
-    t.run(launch_of("copy bucket into grad", plan.copy_out_us[i], 1, plan.ddp_host_us_per_kernel),
-          "ddp_copy", after, b.ddp_copies_us);
-    after = 0;
+    g.kernels(
+        compute,
+        launch_of("copy bucket into grad", plan.copy_out_us[i], 1, plan.ddp_host_us_per_kernel),
+        "ddp_copy", std::exchange(after, {}));
   }
-  t.run(plan.optimizer, "optimizer", after, b.optimizer_us);
-  t.finish(b);
+  g.kernels(compute, plan.optimizer, "optimizer", after);
+  return out;
+}
+
+StepResult simulate_step(const StepPlan& plan) {
+  const DdpStepGraph graph = ddp_step_graph(plan);
+  const Execution x = execute(graph.graph, plan.kernel_gap_us, plan.overlap);
+  StepResult result;
+  StepBreakdown& b = result.breakdown;
+  b.step_us = x.step_us;
+  b.input_copy_us = x.gpu_us_of("input");
+  b.forward_us = x.gpu_us_of("forward");
+  b.backward_us = x.gpu_us_of("backward");
+  b.ddp_copies_us = x.gpu_us_of("ddp_copy");
+  b.optimizer_us = x.gpu_us_of("optimizer");
+  b.communication_us = x.communication_us;
+  b.communication_slowdown_us = x.communication_slowdown_us;
+  b.exposed_communication_us = x.exposed_communication_us;
+  b.host_bound_idle_us = x.host_bound_idle_us;
+  b.host_busy_us = x.host_busy_us;
+  b.kernel_gaps_us = x.kernel_gaps_us;
+  b.overlap_slowdown_us = x.overlap_slowdown_us;
+  for (std::size_t k = 0; k < graph.bucket_nodes.size(); ++k) {
+    const Execution::NodeTime& at = x.nodes[static_cast<std::size_t>(graph.bucket_nodes[k])];
+    BucketTiming t;
+    t.bytes = plan.buckets[k].bytes;
+    t.tensors = static_cast<int>(plan.buckets[k].params.size());
+    if (k < plan.allreduce_label.size()) t.label = plan.allreduce_label[k];
+    t.alone_us = plan.allreduce_us[k];
+    t.ready_us = us_from_ps(at.ready);
+    t.start_us = us_from_ps(at.start);
+    t.end_us = us_from_ps(at.end);
+    result.buckets.push_back(std::move(t));
+  }
+  result.lanes = x.lanes;
+  result.spans = x.spans;
   return result;
 }
 

@@ -1,8 +1,6 @@
-// One GPU's training step in time: a host thread that launches every kernel in program order, a
-// compute stream and an NCCL stream that run them in order, cross-stream waits as CUDA events.
-// An op starts when its stream is free, its launch has happened and the events it waits on have
-// fired: the semantics of CUDA streams, evaluated in program order (one host thread issues
-// everything, so program order is also the order of every decision).
+// DDP as a generator of the step graph (workload/step/): one GPU's step as PyTorch DDP issues it
+// from one host thread onto a compute stream and an NCCL stream, with DDP's cross-stream waits
+// as events; the executor times it and the result is summed into DDP's breakdown.
 #pragma once
 
 #include <string>
@@ -12,17 +10,6 @@
 #include "workload/ddp/step_plan.hpp"
 
 namespace cs::workload {
-
-enum class Lane { host, compute, nccl };
-const char* to_string(Lane lane);
-
-// A span of the step, for the trace: a task on the host thread or on a stream.
-struct Span {
-  std::string name;
-  std::string category;  // input, forward, backward, ddp_copy, allreduce, optimizer, launch
-  Lane lane = Lane::compute;
-  TimePs start = 0, end = 0;
-};
 
 // Where the step's time went, in microseconds. The compute stream's busy times plus its idle
 // time add up to the step: step = input_copy + forward + backward + ddp_copies + optimizer +
@@ -57,10 +44,20 @@ struct BucketTiming {
 struct StepResult {
   StepBreakdown breakdown;
   std::vector<BucketTiming> buckets;
-  std::vector<Span> spans;
+  std::vector<std::string> lanes;  // the trace's threads: the host thread, then each stream
+  std::vector<Span> spans;         // lane: an index of `lanes`
 };
 
-// Runs `plan` once from an idle GPU and host (a step that ends in a synchronize, as measured).
+// The step graph of `plan` (workload/step/): the host thread and two streams, compute and NCCL;
+// with each bucket's all-reduce node, in launch order.
+struct DdpStepGraph {
+  StepGraph graph;
+  std::vector<NodeId> bucket_nodes;
+};
+DdpStepGraph ddp_step_graph(const StepPlan& plan);
+
+// Runs `plan`'s graph once from an idle GPU and host (a step that ends in a synchronize, as
+// measured) and sums it into DDP's breakdown.
 StepResult simulate_step(const StepPlan& plan);
 
 }  // namespace cs::workload

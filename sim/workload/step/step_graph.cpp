@@ -1,0 +1,87 @@
+// Writing a step graph: streams, nodes in program order, events after a stream's last node.
+#include "workload/step/step_graph.hpp"
+
+#include <utility>
+
+#include "core/error.hpp"
+
+namespace cs::workload {
+
+StreamId StepGraph::add_stream(std::string name, StreamKind kind) {
+  streams_.push_back({std::move(name), kind});
+  last_on_stream_.push_back(-1);
+  return static_cast<StreamId>(streams_.size()) - 1;
+}
+
+NodeId StepGraph::add(Node node) {
+  CS_ASSERT(node.kind == Kind::host_work ||
+                (node.stream >= 0 && node.stream < static_cast<int>(streams_.size())),
+            "a node on a stream the graph does not have");
+  for (EventId e : node.waits)
+    CS_ASSERT(e >= 0 && e < static_cast<int>(events_.size()), "a wait on an unrecorded event");
+  const StreamId stream = node.stream;
+  const bool on_stream = node.kind != Kind::host_work;
+  nodes_.push_back(std::move(node));
+  const auto id = static_cast<NodeId>(nodes_.size()) - 1;
+  if (on_stream) last_on_stream_[static_cast<std::size_t>(stream)] = id;
+  return id;
+}
+
+NodeId StepGraph::kernels(StreamId stream, Task task, std::string category,
+                          std::vector<EventId> waits) {
+  if (task.kernels == 0 && !(task.gpu_us > 0)) return -1;
+  CS_ASSERT(streams_[static_cast<std::size_t>(stream)].kind == StreamKind::compute,
+            "kernels on a communication stream");
+  Node n;
+  n.kind = Kind::kernels;
+  n.stream = stream;
+  n.category = std::move(category);
+  n.waits = std::move(waits);
+  n.task = std::move(task);
+  return add(std::move(n));
+}
+
+NodeId StepGraph::collective(StreamId stream, CollectiveKernel kernel, double host_us,
+                             std::vector<EventId> waits) {
+  CS_ASSERT(streams_[static_cast<std::size_t>(stream)].kind == StreamKind::communication,
+            "a collective on a compute stream");
+  Node n;
+  n.kind = Kind::collective;
+  n.stream = stream;
+  n.category = kernel.category;
+  n.waits = std::move(waits);
+  n.collective = std::move(kernel);
+  n.host_us = host_us;
+  return add(std::move(n));
+}
+
+EventId StepGraph::record(StreamId stream) {
+  CS_ASSERT(stream >= 0 && stream < static_cast<int>(streams_.size()),
+            "an event on a stream the graph does not have");
+  events_.push_back(last_on_stream_[static_cast<std::size_t>(stream)]);
+  return static_cast<EventId>(events_.size()) - 1;
+}
+
+void StepGraph::host_work(std::string name, std::string category, double us) {
+  if (!(us > 0)) return;
+  Node n;
+  n.kind = Kind::host_work;
+  n.category = std::move(category);
+  n.task.name = std::move(name);
+  n.host_us = us;
+  add(std::move(n));
+}
+
+NodeId StepGraph::blocking_copy(StreamId stream, std::string name, std::string category, double us,
+                                double host_us) {
+  Node n;
+  n.kind = Kind::blocking_copy;
+  n.stream = stream;
+  n.category = std::move(category);
+  n.task.name = std::move(name);
+  n.task.gpu_us = us;
+  n.task.host_us_per_kernel = host_us;
+  return add(std::move(n));
+}
+
+}  // namespace cs::workload
