@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "bench/bench_support.hpp"
-#include "cli/ddp_predict.hpp"
+#include "system/ddp_step.hpp"
 #include "topology/loader.hpp"
 #include "workload/ddp/step_plan.hpp"
 #include "workload/ddp/step_sim.hpp"
@@ -67,7 +67,7 @@ void BM_DdpStepGpt2(benchmark::State& state) {
   for (int r = 0; r < gpus; ++r) ranks[static_cast<std::size_t>(r)] = r;
   double step_ms = 0;
   for (auto _ : state) {
-    const cli::DdpPrediction p = cli::predict_ddp(cluster, model, options, ranks, nullptr);
+    const system::DdpPrediction p = system::predict_ddp(cluster, model, options, ranks, nullptr);
     step_ms = p.result.breakdown.step_us / 1e3;
     benchmark::DoNotOptimize(step_ms);
   }
@@ -86,7 +86,7 @@ void BM_ScaleGpt2(benchmark::State& state) {
     for (int gpus = 1; gpus <= 1024; gpus *= 2) {
       std::vector<int> ranks(static_cast<std::size_t>(gpus));
       for (int r = 0; r < gpus; ++r) ranks[static_cast<std::size_t>(r)] = r;
-      benchmark::DoNotOptimize(cli::predict_ddp(cluster, model, options, ranks, nullptr));
+      benchmark::DoNotOptimize(system::predict_ddp(cluster, model, options, ranks, nullptr));
     }
   }
 }

@@ -1,0 +1,195 @@
+// One DDP step predicted on a set of ranks: the generator, the collective model and the executor
+// brought together.
+#include "system/ddp_step.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "core/error.hpp"
+#include "core/event_queue.hpp"
+#include "core/units.hpp"
+#include "network/analytical_network.hpp"
+#include "network/copies.hpp"
+#include "network/flow_network.hpp"
+#include "network/flow_report.hpp"
+#include "topology/graph.hpp"
+
+namespace cs::system {
+namespace {
+
+// The busiest `limit` link directions of the buckets' all-reduces: each distinct bucket size run
+// alone on the flow network, its bytes per channel read back, ranked over the whole step.
+std::vector<LinkLoad> busiest_links(const workload::StepPlan& plan, const topo::ClusterGraph& graph,
+                                    const std::vector<int>& ranks, const coll::NcclParams& params,
+                                    const coll::TunerOptions& options, int limit) {
+  coll::Communicator comm(graph, ranks, params);
+  std::map<double, std::vector<double>> per_size;  // bucket bytes -> bytes per channel
+  for (const workload::Bucket& b : plan.buckets) {
+    if (per_size.count(b.bytes) != 0) continue;
+    EventQueue queue;
+    net::FlowNetwork network(queue, graph);
+    coll::CollectiveCall call;
+    call.op = coll::Op::all_reduce;
+    call.bytes = b.bytes;
+    call.options = options;
+    comm.run(queue, network, call, [](const coll::CollectiveResult&) {});
+    queue.run();
+    std::vector<double>& bytes = per_size[b.bytes];
+    for (topo::ChannelId c = 0; c < graph.channel_count(); ++c) {
+      bytes.push_back(network.channel_stats(c).bytes);
+    }
+  }
+  std::vector<double> total(static_cast<std::size_t>(graph.channel_count()), 0.0);
+  for (const workload::Bucket& b : plan.buckets) {
+    const std::vector<double>& bytes = per_size[b.bytes];
+    for (std::size_t c = 0; c < total.size(); ++c) total[c] += bytes[c];
+  }
+  std::vector<topo::ChannelId> order;
+  for (topo::ChannelId c = 0; c < graph.channel_count(); ++c) {
+    if (total[static_cast<std::size_t>(c)] > 0) order.push_back(c);
+  }
+  // Busiest: the most time busy at line rate, bytes over capacity (a NIC before an NVLink port
+  // that carries more bytes but has nine times the bandwidth).
+  std::stable_sort(order.begin(), order.end(), [&](topo::ChannelId a, topo::ChannelId b) {
+    return total[static_cast<std::size_t>(a)] / graph.capacity_Bps(a) >
+           total[static_cast<std::size_t>(b)] / graph.capacity_Bps(b);
+  });
+  if (static_cast<int>(order.size()) > limit) order.resize(static_cast<std::size_t>(limit));
+  std::vector<LinkLoad> out;
+  for (topo::ChannelId c : order) {
+    const topo::Channel& channel = graph.channel(c);
+    const topo::Link& link = graph.link_of(c);
+    LinkLoad load;
+    load.name = net::node_name(graph, channel.from) + " -> " + net::node_name(graph, channel.to) +
+                " (" + topo::to_string(link.kind) +
+                (link.label.empty() ? std::string() : " " + link.label) + ")";
+    load.capacity_Bps = graph.capacity_Bps(c);
+    for (const workload::Bucket& b : plan.buckets) {
+      load.bucket_bytes.push_back(per_size[b.bytes][static_cast<std::size_t>(c)]);
+    }
+    out.push_back(std::move(load));
+  }
+  return out;
+}
+
+// The time of one host-to-device copy of `bytes` to `gpu_node`, alone on the topology's links.
+double input_copy_us(const topo::ClusterGraph& graph, int gpu_node, double bytes, bool pinned) {
+  if (bytes <= 0) return 0;
+  EventQueue queue;
+  net::AnalyticalNetwork network(queue, graph);
+  TimePs finished = 0;
+  network.start(net::host_to_device(graph, gpu_node, bytes,
+                                    pinned ? net::HostMemory::pinned : net::HostMemory::pageable),
+                [&finished](TimePs at) { finished = at; });
+  queue.run();
+  return us_from_ps(finished);
+}
+
+}  // namespace
+
+void time_ddp_collectives(workload::StepPlan& plan, CollectiveTimer& timer) {
+  std::vector<double> sizes;
+  for (const workload::Bucket& b : plan.buckets) sizes.push_back(b.bytes);
+  const std::vector<CollectiveTime> times = timer.time(coll::Op::all_reduce, sizes);
+  plan.allreduce_us.clear();
+  for (const CollectiveTime& t : times) {
+    plan.allreduce_us.push_back(t.alone_us);
+    plan.allreduce_ctas.push_back(t.ctas);
+    plan.allreduce_rate_gbps.push_back(t.rate_gbps);
+    plan.allreduce_label.push_back(t.label);
+  }
+  if (plan.used_map_bytes > 0)
+    plan.used_map_allreduce_us =
+        timer.time(coll::Op::all_reduce, {plan.used_map_bytes}).front().alone_us;
+  if (plan.broadcast)
+    plan.broadcast_us = timer.time(coll::Op::broadcast, {plan.buffer_bytes}).front().alone_us;
+}
+
+// The step's host from a node's probe: one process alone, and every process at once where the
+// probe timed that; `label` names where the probe comes from ("host probe FILE").
+void set_host(workload::StepOptions& o, const cal::NodeHost& h, const std::string& label) {
+  o.host = h.alone;
+  o.host->source = label + " (one process)";
+  if (h.all) {
+    o.host_all = *h.all;
+    o.host_all->source = label + " (" + std::to_string(h.world_size) + " processes at once)";
+  }
+}
+
+DdpPrediction predict_ddp(const topo::Cluster& cluster, const workload::Model& model,
+                          const workload::StepOptions& options, const std::vector<int>& ranks,
+                          const cal::Calibration* calibration, int links) {
+  // Every rank is simulated as rank 0: exact while the ranks are alike (one GPU model, the same
+  // batch); a cluster of several GPU models is refused rather than simulated as one.
+  const auto model_of = [&cluster](int rank) {
+    return cluster.nodes[static_cast<std::size_t>(cluster.ranks[static_cast<std::size_t>(rank)])]
+        .gpu_model;
+  };
+  for (int r : ranks) {
+    if (model_of(r) != model_of(ranks.front())) {
+      throw InputError(
+          "key 'ranks': the ranks run on different GPU models; DDP across a "
+          "heterogeneous cluster is not simulated");
+    }
+  }
+  DdpPrediction p;
+  p.ranks = static_cast<int>(ranks.size());
+  std::vector<int> servers;
+  servers.reserve(ranks.size());
+  for (int r : ranks) {
+    servers.push_back(
+        cluster.nodes[static_cast<std::size_t>(cluster.ranks[static_cast<std::size_t>(r)])].server);
+  }
+  std::sort(servers.begin(), servers.end());
+  p.servers = static_cast<int>(std::unique(servers.begin(), servers.end()) - servers.begin());
+  const int gpu_node = cluster.ranks[static_cast<std::size_t>(ranks.front())];
+  p.gpu = cluster.gpu_models[static_cast<std::size_t>(model_of(ranks.front()))];
+  p.compute = workload::gpu_compute_priors(p.gpu);
+  coll::NcclParams nccl = coll::nccl_priors(coll::comm_arch(cluster, ranks));
+  if (calibration != nullptr) {
+    nccl = cal::nccl_fit_for(*calibration, "allreduce").params;
+    for (const cal::GemmFit& g : calibration->compute.gemm) {
+      if (g.dtype == "bf16" && g.efficiency > 0) {
+        workload::apply_gemm_fit(p.compute, g.efficiency, g.overhead_us,
+                                 "calibration (cuBLAS bf16 sweep)");
+      }
+    }
+  }
+  p.memory = workload::estimate_memory(model, options, p.gpu.memory_bytes);
+  if (!p.memory.fits()) {
+    const int largest = workload::largest_fitting_batch(model, options, p.gpu.memory_bytes);
+    throw InputError(model.file + ": key 'batch': " + model.name + " at batch " +
+                     std::to_string(options.batch) + " needs " +
+                     units::format_size(p.memory.total) + " per GPU, " + p.gpu.name + " has " +
+                     units::format_size(p.memory.capacity) +
+                     (largest > 0 ? "; the largest batch that fits is " + std::to_string(largest)
+                                  : "; not even batch 1 fits"));
+  }
+  const topo::ClusterGraph graph(cluster);
+  const double input_bytes = options.batch * model.settings.input_bytes_per_sample;
+  workload::StepOptions step = options;
+  if (!step.host && calibration != nullptr && calibration->host)
+    set_host(
+        step, *calibration->host,
+        "host of calibration '" + calibration->machine + "', probe " + calibration->host->file);
+  // Several processes on this server: the host as the probe timed it with every process at once.
+  const int server = cluster.nodes[static_cast<std::size_t>(gpu_node)].server;
+  const auto on_server = std::count_if(ranks.begin(), ranks.end(), [&](int r) {
+    return cluster.nodes[static_cast<std::size_t>(cluster.ranks[static_cast<std::size_t>(r)])]
+               .server == server;
+  });
+  if (on_server > 1 && step.host_all) step.host = step.host_all;
+  p.plan = workload::plan_step(model, step, p.gpu, p.compute,
+                               input_copy_us(graph, gpu_node, input_bytes, options.input_pinned));
+  if (options.ddp && ranks.size() > 1) {
+    const coll::TunerOptions nccl_options =
+        nccl_env_options(calibration != nullptr && calibration->nvls);
+    CollectiveTimer timer(graph, ranks, nccl, nccl_options);
+    time_ddp_collectives(p.plan, timer);
+    if (links > 0) p.busiest_links = busiest_links(p.plan, graph, ranks, nccl, nccl_options, links);
+  }
+  p.result = workload::simulate_step(p.plan);
+  return p;
+}
+
+}  // namespace cs::system
