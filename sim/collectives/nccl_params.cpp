@@ -1,5 +1,6 @@
-// NCCL's priors. Unless a line says otherwise, each figure is read from
-// shared/reference/nccl-cost-model.md (NCCL 2.30 src/graph/tuning.cc, topo.h, search.cc).
+// NCCL's priors. Unless a line says otherwise, each figure is NCCL's own, from its source
+// (github.com/NVIDIA/nccl 2.28 / 2.30: src/graph/tuning.cc, topo.h, topo.cc, search.cc); "the
+// reference" below is their table in sim/collectives/README.md, "NCCL's figures".
 #include "collectives/nccl_params.hpp"
 
 #include <algorithm>

@@ -133,9 +133,9 @@ struct NcclParams {
   int thread_threshold[kProtoCount] = {};
 };
 
-// NCCL's priors for a GPU generation, from shared/reference/nccl-cost-model.md (NCCL 2.30
-// tuning.cc, the node runs 2.28) and, where the reference is silent, NCCL's source (said per
-// field).
+// NCCL's priors for a GPU generation: NCCL's own constants (github.com/NVIDIA/nccl 2.30
+// src/graph/tuning.cc, topo.h, search.cc; the node runs 2.28), tabulated in
+// sim/collectives/README.md, "NCCL's figures", and elsewhere NCCL's source (said per field).
 NcclParams nccl_priors(GpuArch arch);
 
 // CollNet's rows of the latency tables, NCCL 2.28's figures (the same for every generation):

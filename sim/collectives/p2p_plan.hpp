@@ -60,9 +60,9 @@ bool p2p_fills(int n_nodes, LinkClass intra, Proto proto);
 // misaligned too, since one flow stands for all ranks' sends.
 bool p2p_aligned(Op op, double bytes, int n_ranks);
 
-// LL stores each 8 bytes of data with an 8-byte flag in one 16-byte line (NCCL's prims_ll.h;
-// shared/reference/nccl-cost-model.md: LL reaches ~50 % of the link bandwidth): an LL send moves
-// its data at this fraction of a channel's Simple rate.
+// LL stores each 8 bytes of data with an 8-byte flag in one 16-byte line (NCCL's
+// src/device/prims_ll.h; sim/collectives/README.md, "NCCL's figures"): an LL send moves its data
+// at this fraction of a channel's Simple rate.
 inline constexpr double p2p_ll_data_fraction = 0.5;
 
 // The rate of one send in channels' worth of the per-channel rate: its rate channels, halved for

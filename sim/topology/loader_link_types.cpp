@@ -16,9 +16,9 @@ struct PcieGeneration {
 
 // Transfer rates and line codes from the PCI-SIG base specifications 3.0-6.0 (Gen3-5: 128b/130b;
 // Gen6: PAM4 FLIT mode without a line code; its FLIT CRC/FEC overhead is left to efficiency).
-// Efficiencies from shared/reference/hardware.md's achieved pinned H2D figures over the x16 line
-// rate: Gen3 11.5 / 15.75, Gen4 25 / 31.5, Gen5 52.5 / 63.0 GB/s. Gen6 has no measurement there
-// and reuses Gen5's fraction.
+// Efficiencies: achieved pinned H2D over the x16 line rate, Gen3 11.5 / 15.75, Gen4 25 / 31.5,
+// Gen5 52.5 / 63.0 GB/s (topologies/README.md, "Sources": CUDA bandwidthTest-class results, our
+// own Gen5 copies). Gen6 has no measurement and reuses Gen5's fraction.
 constexpr std::array<PcieGeneration, 4> kPcie{{
     {3, 8e9, 128.0 / 130.0, 11.5 / 15.754},
     {4, 16e9, 128.0 / 130.0, 25.0 / 31.508},
@@ -39,8 +39,9 @@ struct NvlinkGeneration {
   double efficiency;  // achieved / line rate
 };
 
-// Per-link rates: hardware.md (NVLink3 12 x 25 GB/s, NVLink4 18 x 25 GB/s, NVLink5 900 GB/s over
-// 18 links = 50 GB/s); NVLink2 (V100) 25 GB/s per link per direction from NVIDIA's V100 whitepaper.
+// Per-link rates, per direction (topologies/README.md, "Sources"): NVLink2 (V100 whitepaper) and
+// NVLink3 (A100 whitepaper, 12 links) 25 GB/s, NVLink4 (H100 whitepaper, 18 links) 25 GB/s,
+// NVLink5 (Blackwell technical brief, 900 GB/s each way over 18 links) 50 GB/s.
 // Efficiency: our own measurement, calibrate/data/h200x4/copy.json: a 1 GiB cudaMemcpyPeer over
 // NVLink4 x18 moves 396.6 of 450 GB/s = 0.881 (every pair, one way). It is a property of the link
 // and its packet overhead, not of NCCL, so collective bandwidth is not fed back into it. Gen2, gen3
@@ -59,9 +60,9 @@ struct InfinibandRate {
   double efficiency;
 };
 
-// Port rates from the IBTA roadmap: HDR 200, NDR 400, XDR 800 Gb/s. Efficiencies from
-// hardware.md's achieved per-NIC figures: HDR ~24 of 25 GB/s, NDR ~48.5 of 50 GB/s; XDR has no
-// measurement and reuses NDR's fraction.
+// Port rates from the IBTA roadmap: HDR 200, NDR 400, XDR 800 Gb/s. Efficiencies from achieved
+// per-NIC figures (topologies/README.md, "Sources"): HDR ~24 of 25 GB/s, NDR ~48.5 of 50 GB/s;
+// XDR has no measurement and reuses NDR's fraction.
 constexpr std::array<InfinibandRate, 3> kInfiniband{{
     {"HDR", 200e9 / 8, 24.0 / 25.0},
     {"NDR", 400e9 / 8, 48.5 / 50.0},
@@ -131,17 +132,18 @@ double infiniband_efficiency(std::string_view rate) {
   return r == nullptr ? 1.0 : r->efficiency;
 }
 
-// hardware.md gives no achieved figure for socket links, Ethernet or EFA: line rate until a
-// calibration or the file's `efficiency:` says otherwise.
+// No achieved figure is kept for socket links, Ethernet or EFA (topologies/README.md, "Sources"):
+// line rate until a calibration or the file's `efficiency:` says otherwise.
 double unmeasured_efficiency() {
   return 1.0;
 }
 
 TimePs default_latency(LinkKind kind) {
-  // NCCL's own per-hop latency priors (tuning.cc, shared/reference/nccl-cost-model.md, LL
-  // protocol, the lowest it assigns): NVLink 0.6 us, PCIe 1.0 us, network 2.7 us per GPU-to-GPU
-  // hop. A hop there is GPU -> switch -> GPU, two links here, so each link gets half. Socket links
-  // sit on PCIe paths (NCCL's SYS paths) and take PCIe's figure. Calibration refines all of them.
+  // NCCL's own per-hop latency priors (tuning.cc hwLatencies, Ring LL, the lowest it assigns;
+  // sim/collectives/README.md, "NCCL's figures"): NVLink 0.6 us, PCIe 1.0 us, network 2.7 us per
+  // GPU-to-GPU hop. A hop there is GPU -> switch -> GPU, two links here, so each link gets half.
+  // Socket links sit on PCIe paths (NCCL's SYS paths) and take PCIe's figure. Calibration refines
+  // all of them.
   switch (kind) {
     case LinkKind::nvlink:
       return 300 * kPsPerNs;
@@ -159,7 +161,7 @@ TimePs default_latency(LinkKind kind) {
 TimePs default_step_latency(LinkKind kind) {
   // The per-step figure that makes NCCL's latency formula meet a small message's time
   // (collectives/transport.hpp). InfiniBand and RoCE: NCCL's own network hop for Tree LL (tuning.cc
-  // hwLat[NET][TREE][LL] = 5.0 us, shared/reference/nccl-cost-model.md), the figure NVIDIA prices
+  // hwLatencies[NET][TREE][LL] = 5.0 us, sim/collectives/README.md), the figure NVIDIA prices
   // its bare-metal InfiniBand clusters with. Virtualized Azure NDmv4 (HDR, NCCL 2.17) ran 9.6 us
   // a step (calibrate/published/multinode.yaml, role fit: 2x8 all-reduce 10.3, all-gather 9.7,
   // 2x1 all-reduce 7.3, all-gather 9.5 us at 1 KiB) and sets it in its file. EFA: the AWS p5 pair

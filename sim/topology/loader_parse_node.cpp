@@ -16,8 +16,8 @@ namespace {
 // a cpu node gives no `pageable_copy`. Measured for this project on the H100 device machine
 // (H100 80GB HBM3, PCIe Gen5 x16, Xeon host, driver 580.159.04; cudaMemcpy of 1 GiB from
 // malloc'd, touched memory, median of 7): pageable H2D 9.2 GB/s (D2H 16.0 GB/s; pinned H2D
-// 50.0 GB/s, matching hardware.md's ~50-55); calibrate/data agrees (h100x1 8.2 GB/s, h200x4
-// 9.0-9.7 GB/s). H2D is the copy DDP's input batches make.
+// 50.0 GB/s, within the usual ~50-55: topologies/README.md, "Sources"); calibrate/data agrees
+// (h100x1 8.2 GB/s, h200x4 9.0-9.7 GB/s). H2D is the copy DDP's input batches make.
 constexpr double kDefaultPageableCopy_Bps = 9.2e9;
 
 bool valid_name_char(char c) {

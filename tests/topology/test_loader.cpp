@@ -72,7 +72,7 @@ TEST_CASE("PCIe line rate follows the spec: GT/s x lanes x 128/130 / 8") {
   CHECK(l.lanes == 16);
   // Gen4: 16 GT/s x 16 lanes x 128/130 / 8 bits = 31.508 GB/s per direction.
   CHECK(l.bandwidth_Bps == doctest::Approx(16e9 * 16 * 128.0 / 130.0 / 8));
-  // Default efficiency: hardware.md's achieved Gen4 pinned copy, 25 of 31.508 GB/s.
+  // Default efficiency: the achieved Gen4 pinned copy, 25 of 31.508 GB/s (topologies/README.md).
   CHECK(l.effective_bandwidth_Bps() == doctest::Approx(25e9).epsilon(0.001));
   // Default PCIe hop: half of NCCL's 1.0 us PCIe hop = 500 ns.
   CHECK(l.latency == 500 * kPsPerNs);

@@ -55,7 +55,7 @@ TEST_CASE("clustersim topo: DGX H100 is NV18 between every pair at 450 GB/s per 
   const fs::path file = kTopologies / "dgx-h100.yaml";
   REQUIRE(fs::exists(file));
   const auto summary = nlohmann::json::parse(topo_output(file, true));
-  // NVLink4: 18 links x 25 GB/s = 450 GB/s per direction per GPU (hardware.md).
+  // NVLink4: 18 links x 25 GB/s = 450 GB/s per direction per GPU (H100 whitepaper).
   REQUIRE(summary["per_gpu_bandwidth"].size() == 1);
   CHECK(summary["per_gpu_bandwidth"][0]["nvlink_Bps"].get<double>() == doctest::Approx(450e9));
   REQUIRE(summary["matrices"].size() == 1);

@@ -7,8 +7,9 @@
 namespace cs::cal {
 
 const std::vector<KnownGpu>& known_gpus() {
-  // Rates are dense (no sparsity). hardware.md = shared/reference/hardware.md; FP32 and FP16 from
-  // the NVIDIA datasheet of each part. PCI ids: the PCI ID repository (pci-ids.ucw.cz); 0x2335 was
+  // Rates are dense (no sparsity). "hardware.md" in the sources below stands for the GPU table of
+  // topologies/README.md, "Sources" (each figure from the NVIDIA datasheet of the part); FP32 and
+  // FP16 from the same datasheets. PCI ids: the PCI ID repository (pci-ids.ucw.cz); 0x2335 was
   // also read from NCCL's dump on the H200 calibration machines (calibrate/data/h200x4).
   static const std::vector<KnownGpu> table = {
       {"H200-SXM-141GB", "NVIDIA H200", "0x2335", "989TFLOPS", "989TFLOPS", "67TFLOPS", "141GB",

@@ -21,8 +21,8 @@ bool contains(const std::string& text, const char* part) {
 
 double datasheet_peak_flops(const std::string& gpu_name, const std::string& dtype) {
   // NVIDIA H100 and H200 SXM datasheets, dense (half the "with sparsity" figures): BF16 and FP16
-  // tensor 989.4 TFLOP/s, TF32 tensor 494.7 TFLOP/s (hardware.md: ~989 BF16). The H100 PCIe
-  // board is slower (756 / 378 TFLOP/s, H100 PCIe datasheet).
+  // tensor 989.4 TFLOP/s, TF32 tensor 494.7 TFLOP/s (topologies/README.md, "Sources": 989 BF16).
+  // The H100 PCIe board is slower (756 / 378 TFLOP/s, H100 PCIe datasheet).
   const bool pcie = contains(gpu_name, "PCIE");
   if (contains(gpu_name, "H100") || contains(gpu_name, "H200") || contains(gpu_name, "H800")) {
     if (dtype == "bf16" || dtype == "fp16") return pcie ? 756e12 : 989.4e12;
