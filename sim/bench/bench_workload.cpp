@@ -32,7 +32,7 @@ void BM_DdpStepOneGpu(benchmark::State& state) {
       topo::load_cluster(std::string(CLUSTERSIM_SOURCE_DIR) + "/topologies/dgx-h200.yaml");
   const topo::GpuModel& gpu = cluster.gpu_models.front();
   const workload::Model model = workload::load_model_file(model_path(state.range(0)));
-  const workload::StepOptions options = workload::default_options(model);
+  const workload::TrainingOptions options = workload::default_options(model);
   const workload::GpuCompute compute = workload::gpu_compute_priors(gpu);
   std::size_t kernels = 0;
   for (auto _ : state) {
@@ -62,7 +62,7 @@ void BM_DdpStepGpt2(benchmark::State& state) {
   const topo::Cluster cluster =
       topo::load_cluster_from_string(bench::dgx_fat_tree_yaml(std::max(1, gpus / 8)), "generated");
   const workload::Model model = workload::load_model_file(model_path(1));
-  const workload::StepOptions options = workload::default_options(model);
+  const workload::TrainingOptions options = workload::default_options(model);
   std::vector<int> ranks(static_cast<std::size_t>(gpus));
   for (int r = 0; r < gpus; ++r) ranks[static_cast<std::size_t>(r)] = r;
   double step_ms = 0;
@@ -81,7 +81,7 @@ void BM_ScaleGpt2(benchmark::State& state) {
   const topo::Cluster cluster =
       topo::load_cluster_from_string(bench::dgx_fat_tree_yaml(128), "generated");
   const workload::Model model = workload::load_model_file(model_path(1));
-  const workload::StepOptions options = workload::default_options(model);
+  const workload::TrainingOptions options = workload::default_options(model);
   for (auto _ : state) {
     for (int gpus = 1; gpus <= 1024; gpus *= 2) {
       std::vector<int> ranks(static_cast<std::size_t>(gpus));

@@ -42,7 +42,7 @@ void run_ddp(const DdpArgs& a) {
     throw InputError("--trace: the trace is one step; give --nodes one count");
   }
   const workload::Model model = workload::load_model_file(a.model);
-  const workload::StepOptions options = step_options(a.step, model);
+  const workload::TrainingOptions options = step_options(a.step, model);
   std::optional<cal::Calibration> calibration;
   if (!a.calibration.empty()) calibration = cal::load_calibration(a.calibration);
   // Every count is predicted before anything is printed: a count that fails prints nothing.

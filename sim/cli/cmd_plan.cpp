@@ -92,7 +92,7 @@ const char* per_million(plan::TargetKind kind) {
 }
 
 std::string text_table(const std::vector<plan::Candidate>& cs, const workload::Model& model,
-                       const workload::StepOptions& options, const plan::Target& target) {
+                       const workload::TrainingOptions& options, const plan::Target& target) {
   std::ostringstream out;
   char line[512];
   out << "# clustersim plan: " << model.name << " for " << amount_text(target.amount) << " "
@@ -237,7 +237,7 @@ void run_plan(const PlanArgs& a) {
   for (const std::string& p : a.prices) parse_price_override(p, prices);
   const std::vector<int> counts = parse_node_counts(a.nodes);
   const workload::Model model = workload::load_model_file(a.model);
-  const workload::StepOptions options = step_options(a.step, model);
+  const workload::TrainingOptions options = step_options(a.step, model);
 
   std::vector<plan::Candidate> candidates;
   std::map<std::string, bool> templates;

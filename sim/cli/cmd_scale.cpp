@@ -71,10 +71,10 @@ std::vector<int> gpu_counts(const std::string& text, int available) {
 
 // One point: the step on GPUs 0..n-1 of `cluster`.
 Point predict_point(const topo::Cluster& cluster, const workload::Model& model,
-                    const workload::StepOptions& base, int n, bool strong) {
+                    const workload::TrainingOptions& base, int n, bool strong) {
   std::vector<int> ranks(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) ranks[static_cast<std::size_t>(r)] = r;
-  workload::StepOptions options = base;
+  workload::TrainingOptions options = base;
   if (strong) {
     if (base.batch % n != 0) {
       throw InputError("key 'gpus': --strong splits the global batch of " +
@@ -99,7 +99,7 @@ Point predict_point(const topo::Cluster& cluster, const workload::Model& model,
 
 std::vector<Point> scale_one(const std::string& path, const workload::Model& model,
                              const ScaleArgs& a) {
-  const workload::StepOptions base = step_options(a.step, model);
+  const workload::TrainingOptions base = step_options(a.step, model);
   std::vector<Point> points;
   if (!a.nodes.empty()) {
     // --nodes: the file's cluster resized to each count, every GPU of it.

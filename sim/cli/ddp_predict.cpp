@@ -15,19 +15,20 @@ void add_step_flags(CLI::App* cmd, StepFlags& flags) {
   cmd->add_option("--momentum", flags.momentum,
                   "SGD's momentum, >= 0 (default: the model file's; PyTorch's default is 0)")
       ->check(CLI::Range(0.0, 1e9));
-  cmd->add_option("--bucket-cap-mb", flags.bucket_cap_mb,
+  cmd->add_option("--bucket-cap-mb", flags.ddp.bucket_cap_mb,
                   "DDP bucket cap in MiB (default 25, with a 1 MiB first bucket)")
-      ->each([&flags](const std::string&) { flags.bucket_cap_set = true; });
-  cmd->add_flag("--no-ddp", flags.no_ddp, "The plain training step, without the DDP wrapper");
+      ->each([&flags](const std::string&) { flags.ddp.bucket_cap_set = true; });
+  cmd->add_flag("--no-ddp{false}", flags.ddp.enabled,
+                "The plain training step, without the DDP wrapper");
   cmd->add_flag(
-      "--gradient-as-bucket-view", flags.bucket_view,
+      "--gradient-as-bucket-view", flags.ddp.gradient_as_bucket_view,
       "DDP's gradient_as_bucket_view=True: gradients scaled in their buckets, no copy back");
   cmd->add_flag("--pageable", flags.pageable, "Input in pageable host memory (default: pinned)");
-  cmd->add_flag("--no-broadcast-buffers", flags.no_broadcast_buffers,
+  cmd->add_flag("--no-broadcast-buffers{false}", flags.ddp.broadcast_buffers,
                 "DDP's broadcast_buffers=False: no broadcast of module buffers before forward");
-  cmd->add_flag("--find-unused-parameters", flags.find_unused,
+  cmd->add_flag("--find-unused-parameters", flags.ddp.find_unused_parameters,
                 "DDP's find_unused_parameters=True: a graph walk per step, buckets never rebuilt");
-  cmd->add_flag("--first-step", flags.first_step,
+  cmd->add_flag("--first-step", flags.ddp.first_step,
                 "The first step, before DDP rebuilds its buckets (default: steady state)");
   cmd->add_option("--compute", flags.compute,
                   "Layer times: measured (scaled through the work model; the default) or work");
@@ -38,8 +39,8 @@ void add_step_flags(CLI::App* cmd, StepFlags& flags) {
                   "carried to it (default: the calibration's, else the reference host)");
 }
 
-workload::StepOptions step_options(const StepFlags& a, const workload::Model& model) {
-  workload::StepOptions o = workload::default_options(model);
+workload::TrainingOptions step_options(const StepFlags& a, const workload::Model& model) {
+  workload::TrainingOptions o = workload::default_options(model);
   if (a.batch > 0) o.batch = a.batch;
   if (a.seq > 0) {
     if (!model.settings.seq) {
@@ -68,14 +69,8 @@ workload::StepOptions step_options(const StepFlags& a, const workload::Model& mo
       throw InputError("key 'momentum': applies only to --optimizer sgd");
     o.momentum = a.momentum;
   }
-  if (!(a.bucket_cap_mb > 0)) throw InputError("key 'bucket-cap-mb': must be above 0");
-  o.broadcast_buffers = !a.no_broadcast_buffers;
-  o.find_unused_parameters = a.find_unused;
-  o.first_step = a.first_step;
-  o.bucket_cap_mb = a.bucket_cap_mb;
-  o.bucket_cap_set = a.bucket_cap_set;
-  o.ddp = !a.no_ddp;
-  o.gradient_as_bucket_view = a.bucket_view;
+  if (!(a.ddp.bucket_cap_mb > 0)) throw InputError("key 'bucket-cap-mb': must be above 0");
+  o.ddp = a.ddp;
   if (a.pageable) o.input_pinned = false;
   if (a.compute != "measured" && a.compute != "work")
     throw InputError("key 'compute': unknown source '" + a.compute + "'; valid: measured, work");

@@ -24,21 +24,15 @@ struct StepFlags {
   int seq = 0;
   std::string precision;
   std::string optimizer;
-  double momentum = -1;  // --momentum; below 0: the model file's
-  double bucket_cap_mb = workload::kDefaultBucketCapMb;
-  bool bucket_cap_set = false;
-  bool no_ddp = false;
-  bool bucket_view = false;
+  double momentum = -1;      // --momentum; below 0: the model file's
+  workload::DdpOptions ddp;  // DDP's flags, read straight into its options
   bool pageable = false;
-  bool no_broadcast_buffers = false;
-  bool find_unused = false;
-  bool first_step = false;
   std::string compute = "measured";
   std::string measurement;
   std::string host_probe;  // --host-probe FILE
 };
 void add_step_flags(CLI::App* cmd, StepFlags& flags);
-workload::StepOptions step_options(const StepFlags& flags, const workload::Model& model);
+workload::TrainingOptions step_options(const StepFlags& flags, const workload::Model& model);
 
 // The step itself is predicted below the CLI (system/ddp_step.hpp).
 using system::DdpPrediction;

@@ -19,13 +19,13 @@ std::string settings_line(const DdpReport& r) {
   s += workload::to_string(r.options.precision);
   s += ", ";
   s += workload::to_string(r.options.optimizer);
-  if (r.options.ddp) {
+  if (r.options.ddp.enabled) {
     char cap[32];
-    std::snprintf(cap, sizeof cap, "%g", r.options.bucket_cap_mb);
+    std::snprintf(cap, sizeof cap, "%g", r.options.ddp.bucket_cap_mb);
     s += ", DDP (" + std::string(cap) + " MiB buckets: " + std::to_string(r.plan.buckets.size()) +
-         (r.options.gradient_as_bucket_view ? ", gradient_as_bucket_view" : "") +
-         (r.options.find_unused_parameters ? ", find_unused_parameters" : "") +
-         (r.options.first_step ? ", first step" : "") + ")";
+         (r.options.ddp.gradient_as_bucket_view ? ", gradient_as_bucket_view" : "") +
+         (r.options.ddp.find_unused_parameters ? ", find_unused_parameters" : "") +
+         (r.options.ddp.first_step ? ", first step" : "") + ")";
   } else {
     s += ", no DDP";
   }
@@ -110,10 +110,10 @@ nlohmann::json ddp_json(const DdpReport& r) {
   if (r.options.seq) out["seq"] = *r.options.seq;
   out["precision"] = workload::to_string(r.options.precision);
   out["optimizer"] = workload::to_string(r.options.optimizer);
-  out["ddp"] = r.options.ddp;
-  out["bucket_cap_mb"] = r.options.bucket_cap_mb;
-  out["find_unused_parameters"] = r.options.find_unused_parameters;
-  out["first_step"] = r.options.first_step;
+  out["ddp"] = r.options.ddp.enabled;
+  out["bucket_cap_mb"] = r.options.ddp.bucket_cap_mb;
+  out["find_unused_parameters"] = r.options.ddp.find_unused_parameters;
+  out["first_step"] = r.options.ddp.first_step;
   out["compute"] = r.plan.compute_note;
   out["host"] = r.plan.host_note;
   out["measurement"] = r.plan.measurement;
@@ -156,7 +156,7 @@ std::string ddp_csv(const DdpReport& r) {
       << r.servers << "," << r.options.batch << ","
       << (r.options.seq ? std::to_string(*r.options.seq) : "") << ","
       << workload::to_string(r.options.precision) << "," << workload::to_string(r.options.optimizer)
-      << "," << (r.options.ddp ? "true" : "false");
+      << "," << (r.options.ddp.enabled ? "true" : "false");
   char num[64];
   std::snprintf(num, sizeof num, ",%.6f,%.6f", b.step_us / 1e3, samples_per_s(r));
   row << num;

@@ -19,7 +19,7 @@ struct DdpReport {
   const workload::Model& model;
   const topo::Cluster& cluster;
   const topo::GpuModel& gpu;
-  const workload::StepOptions& options;
+  const workload::TrainingOptions& options;
   const workload::StepPlan& plan;
   const workload::StepResult& result;
   const workload::MemoryEstimate& memory;

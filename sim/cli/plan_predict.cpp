@@ -62,7 +62,7 @@ ClusterPrice cluster_price(const topo::Cluster& cluster, const PriceOverrides& p
 
 plan::Candidate predict_candidate(const topo::Cluster& cluster, int global_batch,
                                   const workload::Model& model,
-                                  const workload::StepOptions& options,
+                                  const workload::TrainingOptions& options,
                                   const PriceOverrides& prices,
                                   std::map<std::string, bool>* templates_seen) {
   plan::Candidate c;
@@ -72,7 +72,7 @@ plan::Candidate predict_candidate(const topo::Cluster& cluster, int global_batch
   if (templates_seen != nullptr) {
     for (const topo::Server& s : cluster.servers) (*templates_seen)[s.template_name] = true;
   }
-  workload::StepOptions o = options;
+  workload::TrainingOptions o = options;
   if (global_batch > 0) {
     if (global_batch % c.gpus != 0) {
       c.why_not = "a global batch of " + std::to_string(global_batch) +

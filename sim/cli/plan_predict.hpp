@@ -29,7 +29,7 @@ void parse_price_override(const std::string& text, PriceOverrides& prices);
 // --price naming none of them.
 plan::Candidate predict_candidate(const topo::Cluster& cluster, int global_batch,
                                   const workload::Model& model,
-                                  const workload::StepOptions& options,
+                                  const workload::TrainingOptions& options,
                                   const PriceOverrides& prices,
                                   std::map<std::string, bool>* templates_seen = nullptr);
 

@@ -64,8 +64,8 @@ StepFlags step_flags(const std::map<std::string, std::string>& at) {
   if (at.count("momentum")) flags.momentum = std::stod(at.at("momentum"));
   if (at.count("host_probe")) flags.host_probe = at.at("host_probe");  // resolved by the caller
   if (at.count("bucket_cap_mb")) {
-    flags.bucket_cap_mb = std::stod(at.at("bucket_cap_mb"));
-    flags.bucket_cap_set = true;
+    flags.ddp.bucket_cap_mb = std::stod(at.at("bucket_cap_mb"));
+    flags.ddp.bucket_cap_set = true;
   }
   return flags;
 }
@@ -182,7 +182,7 @@ std::vector<std::string> SweepPoints::run_ddp(const std::map<std::string, std::s
   const workload::Model& model = models_.at(at.at("model"));
   StepFlags flags = step_flags(at);
   if (!flags.host_probe.empty()) flags.host_probe = path_of(flags.host_probe);
-  const workload::StepOptions options = step_options(flags, model);
+  const workload::TrainingOptions options = step_options(flags, model);
   std::vector<int> ranks(c->ranks.size());
   for (std::size_t r = 0; r < ranks.size(); ++r) ranks[r] = static_cast<int>(r);
   const DdpPrediction p = predict_ddp(*c, model, options, ranks, nullptr);
@@ -230,7 +230,7 @@ std::vector<std::string> SweepPoints::run_plan(const std::map<std::string, std::
   const workload::Model& model = models_.at(at.at("model"));
   StepFlags flags = step_flags(at);
   if (!flags.host_probe.empty()) flags.host_probe = path_of(flags.host_probe);
-  const workload::StepOptions options = step_options(flags, model);
+  const workload::TrainingOptions options = step_options(flags, model);
   const std::shared_ptr<const topo::Cluster> resized = cluster(at.at("topology"), servers_of(at));
   plan::Candidate c = predict_candidate(*resized, std::stoi(axis_or(at, "global_batch", "0")),
                                         model, options, sweep_.prices);

@@ -73,10 +73,10 @@ StepFlags flags_of(const cal::DdpStepFile& f, const cal::DdpVariant& v) {
   flags.precision = f.precision;
   flags.optimizer = f.optimizer;
   if (f.optimizer == "sgd") flags.momentum = f.momentum.value_or(0);
-  flags.no_ddp = v.plain();
+  flags.ddp.enabled = !v.plain();
   if (!v.plain()) {
-    flags.bucket_cap_mb = v.bucket_cap_mb;
-    flags.bucket_cap_set = true;
+    flags.ddp.bucket_cap_mb = v.bucket_cap_mb;
+    flags.ddp.bucket_cap_set = true;
   }
   return flags;
 }
@@ -94,7 +94,7 @@ std::string host_probe_of(const std::string& folder, int gpus) {
 
 // One variant's step in ms, as `clustersim ddp` predicts it.
 double step_ms(const topo::Cluster& cluster, const workload::Model& model,
-               const workload::StepOptions& options, const std::vector<int>& ranks,
+               const workload::TrainingOptions& options, const std::vector<int>& ranks,
                const cal::Calibration* calibration) {
   return predict_ddp(cluster, model, options, ranks, calibration).result.breakdown.step_us / 1e3;
 }
@@ -175,7 +175,7 @@ void run_validate_ddp(const ValidateDdpArgs& a) {
         try {
           StepFlags flags = flags_of(f, v);
           if (a.host_probes) flags.host_probe = host_probe_of(folder.folder, f.world_size);
-          const workload::StepOptions options = step_options(flags, model);
+          const workload::TrainingOptions options = step_options(flags, model);
           row.prior_ms = step_ms(cluster, model, options, ranks, nullptr);
           if (calibration)
             row.calibrated_ms =

@@ -107,7 +107,7 @@ void time_ddp_collectives(workload::StepPlan& plan, CollectiveTimer& timer) {
 
 // The step's host from a node's probe: one process alone, and every process at once where the
 // probe timed that; `label` names where the probe comes from ("host probe FILE").
-void set_host(workload::StepOptions& o, const cal::NodeHost& h, const std::string& label) {
+void set_host(workload::TrainingOptions& o, const cal::NodeHost& h, const std::string& label) {
   o.host = h.alone;
   o.host->source = label + " (one process)";
   if (h.all) {
@@ -117,7 +117,7 @@ void set_host(workload::StepOptions& o, const cal::NodeHost& h, const std::strin
 }
 
 DdpPrediction predict_ddp(const topo::Cluster& cluster, const workload::Model& model,
-                          const workload::StepOptions& options, const std::vector<int>& ranks,
+                          const workload::TrainingOptions& options, const std::vector<int>& ranks,
                           const cal::Calibration* calibration, int links) {
   // Every rank is simulated as rank 0: exact while the ranks are alike (one GPU model, the same
   // batch); a cluster of several GPU models is refused rather than simulated as one.
@@ -167,7 +167,7 @@ DdpPrediction predict_ddp(const topo::Cluster& cluster, const workload::Model& m
   }
   const topo::ClusterGraph graph(cluster);
   const double input_bytes = options.batch * model.settings.input_bytes_per_sample;
-  workload::StepOptions step = options;
+  workload::TrainingOptions step = options;
   if (!step.host && calibration != nullptr && calibration->host)
     set_host(
         step, *calibration->host,
@@ -181,7 +181,7 @@ DdpPrediction predict_ddp(const topo::Cluster& cluster, const workload::Model& m
   if (on_server > 1 && step.host_all) step.host = step.host_all;
   p.plan = workload::plan_step(model, step, p.gpu, p.compute,
                                input_copy_us(graph, gpu_node, input_bytes, options.input_pinned));
-  if (options.ddp && ranks.size() > 1) {
+  if (options.ddp.enabled && ranks.size() > 1) {
     const coll::TunerOptions nccl_options =
         nccl_env_options(calibration != nullptr && calibration->nvls);
     CollectiveTimer timer(graph, ranks, nccl, nccl_options);

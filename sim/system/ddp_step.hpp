@@ -45,7 +45,7 @@ struct DdpPrediction {
 // busiest_links with that many link directions (it re-runs each distinct bucket size once on
 // the flow network: only for the trace).
 DdpPrediction predict_ddp(const topo::Cluster& cluster, const workload::Model& model,
-                          const workload::StepOptions& options, const std::vector<int>& ranks,
+                          const workload::TrainingOptions& options, const std::vector<int>& ranks,
                           const cal::Calibration* calibration, int links = 0);
 
 // The step's collectives from the collective model: each bucket's all-reduce (time alone, CTAs,
@@ -56,6 +56,6 @@ void time_ddp_collectives(workload::StepPlan& plan, CollectiveTimer& timer);
 
 // The step's host from a node's probe: one process alone, and every process at once where the
 // probe timed that; `label` names where the probe comes from ("host probe FILE").
-void set_host(workload::StepOptions& o, const cal::NodeHost& h, const std::string& label);
+void set_host(workload::TrainingOptions& o, const cal::NodeHost& h, const std::string& label);
 
 }  // namespace cs::system

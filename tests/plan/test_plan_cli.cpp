@@ -88,5 +88,5 @@ TEST_CASE("clustersim plan refuses bad flags with one line and exit 2") {
                             "'out.txt' is neither .png nor .svg");
   cs::test::check_bad_input(
       plan("-m models/gpt2.yaml -t topologies/dgx-h100.yaml --steps 10 --nodes 2"),
-      "topologies/dgx-h100.yaml:37: key 'fabric': --nodes 2 needs a fabric generator");
+      "topologies/dgx-h100.yaml:38: key 'fabric': --nodes 2 needs a fabric generator");
 }

@@ -30,7 +30,7 @@ std::vector<double> sizes_of(const std::string& text) {
   return out;
 }
 
-std::vector<double> planned_sizes(const Model& model, const StepOptions& options) {
+std::vector<double> planned_sizes(const Model& model, const TrainingOptions& options) {
   const topo::Cluster cluster = topo::load_cluster(kRoot + "/topologies/dgx-h200.yaml");
   const topo::GpuModel& gpu = cluster.gpu_models.front();
   const StepPlan plan = plan_step(model, options, gpu, gpu_compute_priors(gpu), 0);
@@ -53,10 +53,10 @@ TEST_CASE("ddp buckets: steady state, first step and find_unused_parameters as P
     const std::string name = row["model"].get<std::string>();
     CAPTURE(name);
     const Model model = load_model_file(kRoot + "/models/" + name + ".yaml");
-    StepOptions options = default_options(model);
+    TrainingOptions options = default_options(model);
     const nlohmann::json& logged = row["buckets"];
     if (row["find_unused_parameters"].get<bool>()) {
-      options.find_unused_parameters = true;
+      options.ddp.find_unused_parameters = true;
       CHECK(planned_sizes(model, options) == sizes_of(logged["bucket_sizes"]));
     } else {
       // The rebuilt buckets follow the order gradients became ready. Here the sim makes a
@@ -73,7 +73,7 @@ TEST_CASE("ddp buckets: steady state, first step and find_unused_parameters as P
         if (name == "gpt2") CHECK(planned[i] == rebuilt[i]);
         CHECK(std::abs(planned[i] - rebuilt[i]) <= 4 * 4096);
       }
-      options.first_step = true;
+      options.ddp.first_step = true;
       CHECK(planned_sizes(model, options) == sizes_of(logged["bucket_sizes"]));
     }
     ++checked;

@@ -27,7 +27,7 @@ Model tiny_with_probe() {
   return parse_model_text(text, "tiny-gpt.yaml");
 }
 
-StepPlan plan_of(const Model& model, const StepOptions& options) {
+StepPlan plan_of(const Model& model, const TrainingOptions& options) {
   const topo::Cluster cluster = topo::load_cluster(kRoot + "/topologies/dgx-h200.yaml");
   const topo::GpuModel& gpu = cluster.gpu_models.front();
   return plan_step(model, options, gpu, gpu_compute_priors(gpu), 0);
@@ -38,8 +38,8 @@ StepPlan plan_of(const Model& model, const StepOptions& options) {
 TEST_CASE("host costs: carried by the ratio of the two hosts' indices") {
   const Model model = tiny_with_probe();
   REQUIRE(model.measurements[0].host.has_value());
-  StepOptions o = default_options(model);
-  o.ddp = false;
+  TrainingOptions o = default_options(model);
+  o.ddp.enabled = false;
   // A target 1.5 times slower in every class: index 1.5x, host costs 1.5x. The h200 measurement
   // measured one forward kernel (wte) in 900 us, two backward kernels in 1500.5 us and 12
   // optimizer kernels in 80 us: per kernel 900, 750.25 and 6.667 us, then 1350, 1125.375, 10.

@@ -25,10 +25,10 @@ Model two_layers() {
 
 TEST_CASE("memory: the peak of backward and of the optimizer, and the largest batch") {
   const Model m = two_layers();
-  StepOptions o;
+  TrainingOptions o;
   o.batch = 4;
   o.optimizer = OptimizerKind::adamw;
-  o.ddp = true;
+  o.ddp.enabled = true;
   const double outside = outside_allocator_prior_bytes();
   // Persistent: params 8 + AdamW state 16 + DDP buckets 8 = 32 GB. Activations at batch 4:
   // 2 layers x 4 GB = 8 GB. Backward starts at the last layer: all 8 GB of activations and its

@@ -55,8 +55,8 @@ TEST_CASE("momentum decides the optimizer's kernels and its state") {
   const Model model = parse_model_text(tiny_text(), "tiny-gpt.yaml");
   const topo::Cluster cluster = topo::load_cluster(kRoot + "/topologies/dgx-h200.yaml");
   const topo::GpuModel& gpu = cluster.gpu_models.front();
-  StepOptions o = default_options(model);
-  o.ddp = false;
+  TrainingOptions o = default_options(model);
+  o.ddp.enabled = false;
   o.optimizer = OptimizerKind::sgd;  // the h200 measurement ran AdamW: the work model times it
   // tiny-gpt's 7 tensors (wte; per block attn weight and bias, mlp weight) hold 6400 + 2 x (12288
   // + 192) + 2 x 16384 = 64128 elements: 1 + 7 = 8 chunks, one launch per foreach op.

@@ -51,8 +51,8 @@ GpuCompute one_tb_per_s() {
 }
 
 StepPlan plan(const Model& model, double momentum, ComputeSource compute) {
-  StepOptions o = default_options(model);
-  o.ddp = false;
+  TrainingOptions o = default_options(model);
+  o.ddp.enabled = false;
   o.momentum = momentum;
   o.compute = compute;
   topo::GpuModel gpu;

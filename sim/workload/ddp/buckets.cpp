@@ -40,10 +40,9 @@ std::vector<Bucket> assign_buckets(const std::vector<GradTensor>& order, double 
 }
 
 std::vector<Bucket> ddp_buckets(const std::vector<GradTensor>& in_order,
-                                const std::vector<GradTensor>& ready,
-                                const BucketSettings& settings) {
-  const double cap = bucket_cap_bytes(settings.cap_mb);
-  const double first = settings.cap_set ? cap : kFirstBucketBytes;
+                                const std::vector<GradTensor>& ready, const DdpOptions& settings) {
+  const double cap = bucket_cap_bytes(settings.bucket_cap_mb);
+  const double first = settings.bucket_cap_set ? cap : kFirstBucketBytes;
   if (!settings.find_unused_parameters && !settings.first_step) {
     return assign_buckets(ready, cap, first);
   }

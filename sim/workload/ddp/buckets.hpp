@@ -1,5 +1,6 @@
 // DDP's gradient buckets: which gradients are all-reduced together, formed as PyTorch's
-// compute_bucket_assignment_by_size forms them (shared/reference/ddp-internals.md).
+// compute_bucket_assignment_by_size forms them (models/README.md, "DDP's buckets"; PyTorch
+// torch/csrc/distributed/c10d/reducer.cpp).
 #pragma once
 
 #include <vector>
@@ -39,11 +40,19 @@ inline constexpr double kFirstBucketBytes = 1024.0 * 1024.0;
 // DDP's default bucket_cap_mb.
 inline constexpr double kDefaultBucketCapMb = 25.0;
 
-// Which of DDP's bucket sets a step uses.
-struct BucketSettings {
-  double cap_mb = kDefaultBucketCapMb;
-  bool cap_set = false;  // bucket_cap_mb given by the user: no 1 MiB first bucket then
+// PyTorch DDP's own options (DistributedDataParallel's arguments and the step it is at), held
+// once: the strategy's options beside the training's (TrainingOptions, step_plan.hpp).
+struct DdpOptions {
+  bool enabled = true;  // false: the plain step, without the DDP wrapper
+  double bucket_cap_mb = kDefaultBucketCapMb;
+  bool bucket_cap_set = false;  // bucket_cap_mb given by the user: no 1 MiB first bucket then
+  bool gradient_as_bucket_view = false;
+  bool broadcast_buffers = true;  // DDP's default: rank 0's buffers broadcast before forward
+  // find_unused_parameters=True: a walk of the autograd graph after each forward, extra work in
+  // each gradient's hook, and the constructor's buckets kept (never rebuilt).
   bool find_unused_parameters = false;
+  // The first step instead of steady state: before DDP rebuilds its buckets (without
+  // find_unused_parameters the constructor makes one bucket per dtype).
   bool first_step = false;
 };
 
@@ -54,7 +63,6 @@ struct BucketSettings {
 // list then reversed (DDP's _ddp_init_helper), with those limits under find_unused_parameters and
 // none otherwise (one bucket per dtype).
 std::vector<Bucket> ddp_buckets(const std::vector<GradTensor>& in_order,
-                                const std::vector<GradTensor>& ready,
-                                const BucketSettings& settings);
+                                const std::vector<GradTensor>& ready, const DdpOptions& settings);
 
 }  // namespace cs::workload

@@ -13,7 +13,7 @@ double outside_allocator_prior_bytes() {
   return 804061184.0;
 }
 
-MemoryEstimate estimate_memory(const Model& model, const StepOptions& options,
+MemoryEstimate estimate_memory(const Model& model, const TrainingOptions& options,
                                double capacity_bytes) {
   MemoryEstimate e;
   e.capacity = capacity_bytes;
@@ -24,7 +24,7 @@ MemoryEstimate estimate_memory(const Model& model, const StepOptions& options,
                                  : options.momentum > 0                    ? 1.0
                                                                            : 0.0;
   e.optimizer_state = state_per_param * e.params;
-  e.ddp_buckets = options.ddp && !options.gradient_as_bucket_view ? e.grads : 0.0;
+  e.ddp_buckets = options.ddp.enabled && !options.ddp.gradient_as_bucket_view ? e.grads : 0.0;
   // With bucket views the gradients live in the buckets: count them once.
   const double fb = static_cast<double>(options.batch) / model.recorded_at.batch;
   const double fs = model.recorded_at.seq && options.seq
@@ -46,7 +46,7 @@ MemoryEstimate estimate_memory(const Model& model, const StepOptions& options,
   const double persistent = e.params + e.optimizer_state + e.ddp_buckets;
   // Backward walks the layers in reverse: before layer i's backward frees its activations, the
   // layers below still hold theirs and the layers above have produced their gradients.
-  const bool grads_in_buckets = options.ddp && options.gradient_as_bucket_view;
+  const bool grads_in_buckets = options.ddp.enabled && options.ddp.gradient_as_bucket_view;
   double below = e.activations;
   double produced = 0;
   for (std::size_t i = acts.size(); i-- > 0;) {
@@ -63,8 +63,9 @@ MemoryEstimate estimate_memory(const Model& model, const StepOptions& options,
   return e;
 }
 
-int largest_fitting_batch(const Model& model, const StepOptions& options, double capacity_bytes) {
-  StepOptions o = options;
+int largest_fitting_batch(const Model& model, const TrainingOptions& options,
+                          double capacity_bytes) {
+  TrainingOptions o = options;
   auto fits = [&](int batch) {
     o.batch = batch;
     return estimate_memory(model, o, capacity_bytes).fits();

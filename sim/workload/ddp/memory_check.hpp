@@ -26,10 +26,11 @@ struct MemoryEstimate {
 // what calibrate/models/export.py read on H100 (outside_allocator_bytes).
 double outside_allocator_prior_bytes();
 
-MemoryEstimate estimate_memory(const Model& model, const StepOptions& options,
+MemoryEstimate estimate_memory(const Model& model, const TrainingOptions& options,
                                double capacity_bytes);
 
 // The largest per-GPU batch whose step fits (0 when not even one sample does).
-int largest_fitting_batch(const Model& model, const StepOptions& options, double capacity_bytes);
+int largest_fitting_batch(const Model& model, const TrainingOptions& options,
+                          double capacity_bytes);
 
 }  // namespace cs::workload

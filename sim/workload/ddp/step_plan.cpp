@@ -104,8 +104,8 @@ void spread(Task& task, const KernelWork& work) {
 
 }  // namespace
 
-StepOptions default_options(const Model& model) {
-  StepOptions o;
+TrainingOptions default_options(const Model& model) {
+  TrainingOptions o;
   o.batch = model.settings.batch;
   o.seq = model.settings.seq;
   o.precision = model.settings.precision;
@@ -115,7 +115,7 @@ StepOptions default_options(const Model& model) {
   return o;
 }
 
-const Measurement* pick_measurement(const Model& model, const StepOptions& options,
+const Measurement* pick_measurement(const Model& model, const TrainingOptions& options,
                                     const std::string& gpu) {
   if (!options.measurement.empty()) {
     std::string ids;
@@ -142,8 +142,9 @@ const Measurement* pick_measurement(const Model& model, const StepOptions& optio
   return best;
 }
 
-StepPlan plan_step(const Model& model, const StepOptions& options, const topo::GpuModel& gpu_model,
-                   const GpuCompute& compute, double input_copy_us) {
+StepPlan plan_step(const Model& model, const TrainingOptions& options,
+                   const topo::GpuModel& gpu_model, const GpuCompute& compute,
+                   double input_copy_us) {
   StepPlan plan;
   plan.input_bytes = options.batch * model.settings.input_bytes_per_sample;
   plan.input_copy_us = input_copy_us;
@@ -283,10 +284,10 @@ StepPlan plan_step(const Model& model, const StepOptions& options, const topo::G
   for (const Layer& layer : model.layers) {
     for (const TensorSpec& b : layer.buffers) plan.buffer_bytes += b.bytes();
   }
-  plan.broadcast = options.ddp && options.broadcast_buffers && plan.buffer_bytes > 0;
+  plan.broadcast = options.ddp.enabled && options.ddp.broadcast_buffers && plan.buffer_bytes > 0;
   plan.kernel_gap_us = compute.kernel_gap_us;
   plan.overlap = compute.overlap;
-  if (options.ddp) {
+  if (options.ddp.enabled) {
     // The gradients in model.parameters() order, and in the order backward makes them ready:
     // the layers in reverse, a layer's gradients together, in reverse parameter order.
     std::vector<GradTensor> in_order;
@@ -299,10 +300,8 @@ StepPlan plan_step(const Model& model, const StepOptions& options, const topo::G
         ready.push_back(in_order[static_cast<std::size_t>(*p)]);
       }
     }
-    plan.buckets = ddp_buckets(in_order, ready,
-                               {options.bucket_cap_mb, options.bucket_cap_set,
-                                options.find_unused_parameters, options.first_step});
-    if (options.find_unused_parameters) {
+    plan.buckets = ddp_buckets(in_order, ready, options.ddp);
+    if (options.ddp.find_unused_parameters) {
       const auto params = static_cast<double>(plan.grad_bytes.size());
       plan.unused_walk_host_us = kUnusedWalkUsPerParam * params;
       plan.unused_hook_host_us = kUnusedHookUsPerParam;
@@ -320,7 +319,7 @@ StepPlan plan_step(const Model& model, const StepOptions& options, const topo::G
       const double us =
           kDdpCopyKernelUs + 2 * bytes / (compute.memory_efficiency * compute.memory_Bps) * 1e6;
       plan.copy_in_us.push_back(us);
-      if (!options.gradient_as_bucket_view) plan.copy_out_us.push_back(us);
+      if (!options.ddp.gradient_as_bucket_view) plan.copy_out_us.push_back(us);
     }
     // One rank: DDP all-reduces its bucket in place with a sum (the 1 / world size is applied in
     // the copy into the bucket), and NCCL's one-rank path (ncclLaunchOneRank, src/enqueue.cc)

@@ -17,24 +17,15 @@ namespace cs::workload {
 
 enum class ComputeSource { measured, work };
 
-struct StepOptions {
+// The training's options, whatever the parallelism; the strategy's own beside them (`ddp`).
+struct TrainingOptions {
   int batch = 1;
   std::optional<int> seq;
   Precision precision = Precision::bf16;
   OptimizerKind optimizer = OptimizerKind::adamw;
   double momentum = 0;  // SGD's; > 0 keeps a momentum buffer per parameter
   bool input_pinned = true;
-  bool ddp = true;
-  double bucket_cap_mb = kDefaultBucketCapMb;
-  bool bucket_cap_set = false;  // bucket_cap_mb given by the user (no 1 MiB first bucket then)
-  bool gradient_as_bucket_view = false;
-  bool broadcast_buffers = true;  // DDP's default: rank 0's buffers broadcast before forward
-  // DDP's find_unused_parameters=True: a walk of the autograd graph after each forward, extra
-  // work in each gradient's hook, and the constructor's buckets kept (never rebuilt).
-  bool find_unused_parameters = false;
-  // The first step instead of steady state: before DDP rebuilds its buckets (without
-  // find_unused_parameters the constructor makes one bucket per dtype).
-  bool first_step = false;
+  DdpOptions ddp;                                   // the data-parallel strategy's own options
   ComputeSource compute = ComputeSource::measured;  // measured falls back to work where absent
   std::string measurement;  // a measurement id to scale from; "" picks one (pick_measurement)
   // The host the step runs on (a calibration's probe); absent: kReferenceHost. A measurement's
@@ -52,7 +43,7 @@ struct StepOptions {
 HostProbe reference_host();
 
 // The model's defaults as options.
-StepOptions default_options(const Model& model);
+TrainingOptions default_options(const Model& model);
 
 struct LayerTasks {
   Task forward, backward;
@@ -106,13 +97,14 @@ struct StepPlan {
 // The measurement to scale from: the id asked for, else one on this GPU model at the wanted
 // precision (the same optimizer first, then the nearest batch), else one on another GPU model at
 // that precision, else none. Throws InputError for an id the model does not have.
-const Measurement* pick_measurement(const Model& model, const StepOptions& options,
+const Measurement* pick_measurement(const Model& model, const TrainingOptions& options,
                                     const std::string& gpu);
 
 // The step's tasks on one GPU of `gpu_model`, with the input copy time given by the caller (it
 // depends on where the GPU sits in the topology).
-StepPlan plan_step(const Model& model, const StepOptions& options, const topo::GpuModel& gpu_model,
-                   const GpuCompute& compute, double input_copy_us);
+StepPlan plan_step(const Model& model, const TrainingOptions& options,
+                   const topo::GpuModel& gpu_model, const GpuCompute& compute,
+                   double input_copy_us);
 
 // find_unused_parameters=True's host costs per parameter tensor, measured on the H200 host
 // (calibrate/models/ddp_options.py, calibrate/data/h200x1-overlap/ddp_options.json): DDP
