@@ -218,3 +218,30 @@ TEST_CASE("the example in models/README.md loads") {
   CHECK(m.layers.size() == 13);
   CHECK(m.layers.back().name == "transformer.h.11.attn.c_attn");
 }
+
+TEST_CASE("the model keeps its blocks: each iteration of a repeat block, or each indexed module") {
+  // tiny-gpt.yaml: wte, a repeat block of 2 x (h.{i}.attn, h.{i}.mlp), lm_head.
+  const Model m = load_fixture("tiny-gpt.yaml");
+  REQUIRE(m.blocks.size() == 2);
+  CHECK(m.blocks[1].name == "h.1.attn");
+  CHECK(m.blocks[1].repeat == 0);
+  CHECK(m.blocks[1].iteration == 1);
+  CHECK(m.blocks[1].first_layer == 3);
+  CHECK(m.blocks[1].layer_count == 2);
+  CHECK(m.layers[0].block == -1);  // wte: the root's
+  CHECK(m.layers[4].block == 1);
+  CHECK(m.layers[5].block == -1);
+  // An export lists every layer: GPT-2's 12 blocks are its transformer.h.N modules, each the
+  // same run of layers (ln_1, attn and its parts, ln_2, mlp and its parts).
+  const Model gpt2 = load_model_file(std::string(CLUSTERSIM_SOURCE_DIR) + "/models/gpt2.yaml");
+  REQUIRE(gpt2.blocks.size() == 12);
+  CHECK(gpt2.blocks[0].name == "transformer.h.0");
+  CHECK(gpt2.blocks[11].name == "transformer.h.11");
+  CHECK(gpt2.blocks[0].repeat == -1);
+  for (const Block& b : gpt2.blocks) CHECK(b.layer_count == gpt2.blocks[0].layer_count);
+  // ResNet-50's blocks are its 3 + 4 + 6 + 3 bottlenecks (layerK.N).
+  const Model resnet =
+      load_model_file(std::string(CLUSTERSIM_SOURCE_DIR) + "/models/resnet50.yaml");
+  CHECK(resnet.blocks.size() == 16);
+  CHECK(resnet.blocks[3].name == "layer2.0");
+}

@@ -143,6 +143,21 @@ struct Layer {
   double activation_bytes = 0, activation_scale_batch = 1, activation_scale_seq = 0;
   std::vector<Op> forward, backward;
   std::map<std::string, LayerMeasured> measured;  // by measurement id
+  int block = -1;  // the index in Model::blocks of the block it belongs to; -1: the root's
+};
+
+// A unit of the model that a parallelism wraps or splits whole (a transformer block, a ResNet
+// bottleneck), its layers contiguous in forward order. FSDP's fully_shard per block, tensor
+// parallelism's split of a block, a pipeline stage's cut between blocks all work on these; the
+// layers of no block are the root's. From the model file: each iteration of a repeat block; in a
+// file without repeat blocks (an export), each run of layers whose module path shares its prefix
+// up to the first integer index (`transformer.h.4.mlp.c_fc` -> `transformer.h.4`, a ModuleList
+// or Sequential entry).
+struct Block {
+  std::string name;   // the module path prefix; in a repeat block, its first layer's name
+  int repeat = -1;    // which repeat block of the file (0 for the first); -1: from names
+  int iteration = 0;  // which iteration of it
+  int first_layer = 0, layer_count = 0;  // in Model::layers
 };
 
 // Training defaults; command-line flags override each.
@@ -186,6 +201,7 @@ struct Model {
   RecordedAt recorded_at;
   std::vector<Measurement> measurements;
   std::vector<Layer> layers;  // repeats expanded, in forward order
+  std::vector<Block> blocks;  // each iteration of each repeat block, in forward order
 
   // Sums over every layer's params (buffers excluded).
   double param_count() const {

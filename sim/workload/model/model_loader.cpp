@@ -149,7 +149,7 @@ Model parse_root(const YAML::Node& root, const std::string& file) {
   ctx.has_seq = model.settings.seq.has_value();
   model.recorded_at = parse_recorded_at(f, ctx);
   model.measurements = parse_measurements(f, ctx);
-  model.layers = parse_layers(f, ctx);
+  model.layers = parse_layers(f, ctx, model.blocks);
   return model;
 }
 

@@ -131,7 +131,44 @@ std::string replace_all(std::string text, const std::string& from, const std::st
 
 }  // namespace
 
-std::vector<Layer> parse_layers(const Fields& root, const ModelContext& ctx) {
+namespace {
+
+// The module path of `name` up to and including its first integer component ("" without one);
+// a "#2" suffix (a module's second call) is not part of a component's index.
+std::string block_prefix(const std::string& name) {
+  std::size_t start = 0;
+  while (start <= name.size()) {
+    std::size_t end = name.find('.', start);
+    if (end == std::string::npos) end = name.size();
+    const std::string part = name.substr(start, end - start);
+    const bool index = !part.empty() && part.find_first_not_of("0123456789") == std::string::npos;
+    if (index) return name.substr(0, end);
+    start = end + 1;
+  }
+  return "";
+}
+
+// Blocks of a file without repeat blocks: runs of consecutive layers with one block prefix.
+void blocks_from_names(std::vector<Layer>& layers, std::vector<Block>& blocks) {
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    const std::string prefix = block_prefix(layers[i].name);
+    if (prefix.empty()) continue;
+    if (blocks.empty() || blocks.back().name != prefix ||
+        blocks.back().first_layer + blocks.back().layer_count != static_cast<int>(i)) {
+      Block b;
+      b.name = prefix;
+      b.first_layer = static_cast<int>(i);
+      blocks.push_back(std::move(b));
+    }
+    ++blocks.back().layer_count;
+    layers[i].block = static_cast<int>(blocks.size()) - 1;
+  }
+}
+
+}  // namespace
+
+std::vector<Layer> parse_layers(const Fields& root, const ModelContext& ctx,
+                                std::vector<Block>& blocks) {
   if (!root.has("layers")) root.fail("layers", "missing: the model's layers in forward order");
   const YAML::Node list = root.list("layers");
   std::vector<Layer> out;
@@ -146,6 +183,7 @@ std::vector<Layer> parse_layers(const Fields& root, const ModelContext& ctx) {
     out.push_back(std::move(layer));
   };
 
+  int repeats = 0;  // repeat blocks read so far
   for (const auto& item : list) {
     const SourceLoc where = topo::yaml::loc_of(item, ctx.file, root.loc("layers"));
     if (!item.IsMap() || !item["repeat"].IsDefined()) {
@@ -168,14 +206,24 @@ std::vector<Layer> parse_layers(const Fields& root, const ModelContext& ctx) {
       once.push_back(parse_layer(inner, inner_where, ctx, count));
     }
     for (long long i = 0; i < count; ++i) {
+      Block b;
+      b.repeat = repeats;
+      b.iteration = static_cast<int>(i);
+      b.first_layer = static_cast<int>(out.size());
+      b.layer_count = static_cast<int>(once.size());
       for (const auto& parsed : once) {
         Layer layer = parsed.layer;
         layer.name = replace_all(layer.name, kIteration, std::to_string(i));
+        layer.block = static_cast<int>(blocks.size());
         add(std::move(layer), parsed.name_loc);
       }
+      b.name = out[static_cast<std::size_t>(b.first_layer)].name;
+      blocks.push_back(std::move(b));
     }
+    ++repeats;
   }
   if (out.empty()) root.fail("layers", "the model has no layers");
+  if (repeats == 0) blocks_from_names(out, blocks);
   return out;
 }
 

@@ -72,7 +72,8 @@ Enum choice(const Fields& f, const std::string& key, const std::string& what,
 }
 
 // The `layers:` list of the file, repeats expanded; needs at least one layer.
-std::vector<Layer> parse_layers(const Fields& root, const ModelContext& ctx);
+std::vector<Layer> parse_layers(const Fields& root, const ModelContext& ctx,
+                                std::vector<Block>& blocks);
 
 // One entry of a layer's forward or backward list; `weight` checks against `params`.
 Op parse_op(const YAML::Node& node, const SourceLoc& where, const std::string& list_key,
