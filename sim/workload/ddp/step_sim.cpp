@@ -31,6 +31,7 @@ bool has_kernels(const Task& t) {
 DdpStepGraph ddp_step_graph(const StepPlan& plan) {
   DdpStepGraph out;
   StepGraph& g = out.graph;
+  g.reserve(4 * plan.layers.size() + 3 * plan.grad_bytes.size() + 2 * plan.buckets.size() + 8);
   const StreamId compute = g.add_stream("compute stream", StreamKind::compute);
   const StreamId nccl = g.add_stream("NCCL stream", StreamKind::communication);
   const double launch_us =
@@ -58,7 +59,7 @@ DdpStepGraph ddp_step_graph(const StepPlan& plan) {
   }
   for (const LayerTasks& layer : plan.layers) {
     if (!has_kernels(layer.forward)) continue;
-    g.kernels(compute, layer.forward, "forward", std::exchange(forward_waits, {}));
+    g.kernels_ref(compute, layer.forward, "forward", std::exchange(forward_waits, {}));
   }
   // find_unused_parameters: DDP walks the autograd graph from the outputs before backward.
   g.host_work("find unused parameters (graph walk)", "ddp_host", plan.unused_walk_host_us);
@@ -97,7 +98,7 @@ DdpStepGraph ddp_step_graph(const StepPlan& plan) {
     }
   };
   for (auto layer = plan.layers.rbegin(); layer != plan.layers.rend(); ++layer) {
-    g.kernels(compute, layer->backward, "backward");
+    g.kernels_ref(compute, layer->backward, "backward");
     if (!ddp) continue;
     for (auto p = layer->params.rbegin(); p != layer->params.rend(); ++p) {
       const auto i = static_cast<std::size_t>(*p);
@@ -125,13 +126,13 @@ DdpStepGraph ddp_step_graph(const StepPlan& plan) {
         launch_of("copy bucket into grad", plan.copy_out_us[i], 1, plan.ddp_host_us_per_kernel),
         "ddp_copy", std::exchange(after, {}));
   }
-  g.kernels(compute, plan.optimizer, "optimizer", after);
+  g.kernels_ref(compute, plan.optimizer, "optimizer", after);
   return out;
 }
 
 StepResult simulate_step(const StepPlan& plan) {
   const DdpStepGraph graph = ddp_step_graph(plan);
-  const Execution x = execute(graph.graph, plan.kernel_gap_us, plan.overlap);
+  Execution x = execute(graph.graph, plan.kernel_gap_us, plan.overlap);
   StepResult result;
   StepBreakdown& b = result.breakdown;
   b.step_us = x.step_us;
@@ -159,8 +160,8 @@ StepResult simulate_step(const StepPlan& plan) {
     t.end_us = us_from_ps(at.end);
     result.buckets.push_back(std::move(t));
   }
-  result.lanes = x.lanes;
-  result.spans = x.spans;
+  result.lanes = std::move(x.lanes);
+  result.spans = std::move(x.spans);
   return result;
 }
 

@@ -49,7 +49,8 @@ struct StepResult {
 };
 
 // The step graph of `plan` (workload/step/): the host thread and two streams, compute and NCCL;
-// with each bucket's all-reduce node, in launch order.
+// with each bucket's all-reduce node, in launch order. It refers to the plan's tasks: execute it
+// while `plan` lives.
 struct DdpStepGraph {
   StepGraph graph;
   std::vector<NodeId> bucket_nodes;

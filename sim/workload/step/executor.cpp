@@ -57,6 +57,15 @@ class Executor {
 
   void run() {
     const std::vector<StepGraph::Node>& nodes = g_.nodes();
+    std::vector<std::size_t> kernels(streams_.size(), 0);
+    for (const StepGraph::Node& n : nodes) {
+      if (n.kind == StepGraph::Kind::kernels)
+        kernels[static_cast<std::size_t>(n.stream)] +=
+            static_cast<std::size_t>(std::max(n.task->kernels, 1));
+      if (n.kind == StepGraph::Kind::collective) ++kernels[static_cast<std::size_t>(n.stream)];
+    }
+    for (std::size_t s = 0; s < streams_.size(); ++s) streams_[s].items.reserve(kernels[s]);
+    x_.spans.reserve(2 * nodes.size());
     for (std::size_t n = 0; n < nodes.size(); ++n) issue(static_cast<NodeId>(n), nodes[n]);
     advance([] { return false; });
     finish();
@@ -67,7 +76,7 @@ class Executor {
     const TimePs host_start = host_;
     switch (node.kind) {
       case StepGraph::Kind::kernels: {
-        const Task& task = node.task;
+        const Task& task = *node.task;
         const int kernels = task.gpu_us > 0 ? std::max(task.kernels, 1) : task.kernels;
         if (kernels == 0) return;
         const bool listed = static_cast<int>(task.kernel_us.size()) == kernels;
@@ -95,12 +104,12 @@ class Executor {
       case StepGraph::Kind::collective: {
         host_ += ps_of_us(node.host_us);
         host_busy_ += host_ - host_start;
-        if (host_ > host_start) span(node.collective.name, "launch", 0, host_start, host_);
+        if (host_ > host_start) span(g_.collective_of(node).name, "launch", 0, host_start, host_);
         Item item;
         item.node = id;
         item.first = item.last = true;
         item.launch = host_;
-        item.length = ps_of_us(node.collective.alone_us);
+        item.length = ps_of_us(g_.collective_of(node).alone_us);
         stream(node.stream).items.push_back(item);
         return;
       }
@@ -108,21 +117,21 @@ class Executor {
         if (node.host_us <= 0) return;
         host_ += ps_of_us(node.host_us);
         host_busy_ += host_ - host_start;
-        span(node.task.name, node.category, 0, host_start, host_);
+        span(node.task->name, node.category, 0, host_start, host_);
         return;
       case StepGraph::Kind::blocking_copy: {
         // The host waits for the stream's work, then the copy engine copies while it waits.
         StreamState& s = stream(node.stream);
         advance([&s] { return s.next >= s.items.size(); });
-        const TimePs start = std::max(host_ + ps_of_us(node.task.host_us_per_kernel), s.last_end);
+        const TimePs start = std::max(host_ + ps_of_us(node.task->host_us_per_kernel), s.last_end);
         if (node.stream == main_) host_idle_ += start - s.last_end;
-        const TimePs end = start + ps_of_us(node.task.gpu_us);
-        span(node.task.name, node.category, 0, host_, end);
-        span(node.task.name, node.category, node.stream + 1, start, end);
+        const TimePs end = start + ps_of_us(node.task->gpu_us);
+        span(node.task->name, node.category, 0, host_, end);
+        span(node.task->name, node.category, node.stream + 1, start, end);
         host_ = end;
         s.last_end = end;
         x_.nodes[static_cast<std::size_t>(id)] = {start, start, end};
-        add_gpu_us(node.category, node.task.gpu_us);
+        add_gpu_us(node.category, node.task->gpu_us);
         return;
       }
     }
@@ -146,8 +155,9 @@ class Executor {
     const Item& item = s.items[s.next];
     TimePs waits = 0;
     if (item.first) {
-      for (EventId e : g_.nodes()[static_cast<std::size_t>(item.node)].waits) {
-        const NodeId n = g_.event_node(e);
+      const StepGraph::Node& node = g_.nodes()[static_cast<std::size_t>(item.node)];
+      for (const EventId* e = g_.waits_begin(node); e != g_.waits_end(node); ++e) {
+        const NodeId n = g_.event_node(*e);
         if (n < 0) continue;
         const TimePs end = x_.nodes[static_cast<std::size_t>(n)].end;
         if (end < 0) return -1;
@@ -167,7 +177,7 @@ class Executor {
       if (s.compute) {
         if (compute == nullptr) compute = &s.items[s.next];
       } else {
-        ctas += node_of(s.items[s.next]).collective.ctas;
+        ctas += g_.collective_of(node_of(s.items[s.next])).ctas;
       }
     }
     bool comm_running = false;
@@ -178,9 +188,10 @@ class Executor {
       if (s.compute) {
         s.rate = comm_running ? 1.0 / overlap_.factor(ctas, item.memory_bound) : 1.0;
       } else {
-        s.rate = compute != nullptr ? 1.0 / overlap_.comm_factor(node_of(item).collective.rate_gbps,
-                                                                 compute->memory_bound)
-                                    : 1.0;
+        s.rate = compute != nullptr
+                     ? 1.0 / overlap_.comm_factor(g_.collective_of(node_of(item)).rate_gbps,
+                                                  compute->memory_bound)
+                     : 1.0;
       }
     }
   }
@@ -197,12 +208,29 @@ class Executor {
   void advance(Stop stop) {
     for (;;) {
       if (stop()) return;
-      double next_start = kNever;
-      for (StreamState& s : streams_) {
+      double next_start = kNever, second_start = kNever;
+      int first = -1;
+      bool running = false;
+      for (std::size_t i = 0; i < streams_.size(); ++i) {
+        StreamState& s = streams_[i];
+        running = running || s.running;
         if (s.running || s.next >= s.items.size()) continue;
         const TimePs at = head_start(s, nullptr);
-        if (at >= 0) next_start = std::min(next_start, static_cast<double>(at));
+        if (at < 0) continue;
+        const auto t = static_cast<double>(at);
+        if (t < next_start) {
+          second_start = next_start;
+          next_start = t;
+          first = static_cast<int>(i);
+        } else {
+          second_start = std::min(second_start, t);
+        }
       }
+      // Nothing runs and one kernel starts first: when it ends before anything else starts it
+      // runs alone, at full speed, and is run here in one step (the same arithmetic as below).
+      if (!running && first >= 0 && second_start > std::max(next_start, clock_) &&
+          run_alone(first, second_start))
+        continue;
       set_rates();
       int ending = -1;
       double dt = kNever;
@@ -241,6 +269,24 @@ class Executor {
         start_kernel(static_cast<int>(i), at, events_at);
       }
     }
+  }
+
+  // Starts the head kernel of stream `index`, nothing running, and ends it if it ends by
+  // `next_start` (when the next kernel of another stream starts); false, doing nothing, if not.
+  bool run_alone(int index, double next_start) {
+    StreamState& s = streams_[static_cast<std::size_t>(index)];
+    TimePs events_at = 0;
+    const TimePs at = head_start(s, &events_at);
+    const double start =
+        s.compute ? static_cast<double>(at) : std::max(clock_, static_cast<double>(at));
+    const double length = static_cast<double>(s.items[s.next].length);
+    if (start + length / 1.0 > next_start) return false;
+    clock_ = start;
+    start_kernel(index, at, events_at);
+    s.rate = 1.0;
+    clock_ += s.items[s.next].left / s.rate;
+    end_kernel(index);
+    return true;
   }
 
   void start_kernel(int index, TimePs at, TimePs events_at) {
@@ -288,10 +334,8 @@ class Executor {
     Execution::NodeTime& t = x_.nodes[static_cast<std::size_t>(item.node)];
     t.end = end;
     const std::string& name =
-        node.kind == StepGraph::Kind::collective ? node.collective.name : node.task.name;
-    const std::string& category =
-        node.kind == StepGraph::Kind::collective ? node.collective.category : node.category;
-    span(name, category, index + 1, t.start, end);
+        node.kind == StepGraph::Kind::collective ? g_.collective_of(node).name : node.task->name;
+    span(name, node.category, index + 1, t.start, end);
   }
 
   void finish() {

@@ -13,12 +13,16 @@ StreamId StepGraph::add_stream(std::string name, StreamKind kind) {
   return static_cast<StreamId>(streams_.size()) - 1;
 }
 
-NodeId StepGraph::add(Node node) {
+NodeId StepGraph::add(Node node, const std::vector<EventId>& waits) {
   CS_ASSERT(node.kind == Kind::host_work ||
                 (node.stream >= 0 && node.stream < static_cast<int>(streams_.size())),
             "a node on a stream the graph does not have");
-  for (EventId e : node.waits)
+  node.waits_begin = static_cast<int>(waits_.size());
+  node.waits_count = static_cast<int>(waits.size());
+  for (EventId e : waits) {
     CS_ASSERT(e >= 0 && e < static_cast<int>(events_.size()), "a wait on an unrecorded event");
+    waits_.push_back(e);
+  }
   const StreamId stream = node.stream;
   const bool on_stream = node.kind != Kind::host_work;
   nodes_.push_back(std::move(node));
@@ -27,8 +31,19 @@ NodeId StepGraph::add(Node node) {
   return id;
 }
 
+const Task* StepGraph::own(Task task) {
+  owned_.push_back(std::move(task));
+  return &owned_.back();
+}
+
 NodeId StepGraph::kernels(StreamId stream, Task task, std::string category,
                           std::vector<EventId> waits) {
+  if (task.kernels == 0 && !(task.gpu_us > 0)) return -1;
+  return kernels_ref(stream, *own(std::move(task)), std::move(category), waits);
+}
+
+NodeId StepGraph::kernels_ref(StreamId stream, const Task& task, std::string category,
+                              const std::vector<EventId>& waits) {
   if (task.kernels == 0 && !(task.gpu_us > 0)) return -1;
   CS_ASSERT(streams_[static_cast<std::size_t>(stream)].kind == StreamKind::compute,
             "kernels on a communication stream");
@@ -36,9 +51,8 @@ NodeId StepGraph::kernels(StreamId stream, Task task, std::string category,
   n.kind = Kind::kernels;
   n.stream = stream;
   n.category = std::move(category);
-  n.waits = std::move(waits);
-  n.task = std::move(task);
-  return add(std::move(n));
+  n.task = &task;
+  return add(std::move(n), waits);
 }
 
 NodeId StepGraph::collective(StreamId stream, CollectiveKernel kernel, double host_us,
@@ -49,10 +63,10 @@ NodeId StepGraph::collective(StreamId stream, CollectiveKernel kernel, double ho
   n.kind = Kind::collective;
   n.stream = stream;
   n.category = kernel.category;
-  n.waits = std::move(waits);
-  n.collective = std::move(kernel);
+  n.collective = static_cast<int>(collectives_.size());
+  collectives_.push_back(std::move(kernel));
   n.host_us = host_us;
-  return add(std::move(n));
+  return add(std::move(n), waits);
 }
 
 EventId StepGraph::record(StreamId stream) {
@@ -64,24 +78,28 @@ EventId StepGraph::record(StreamId stream) {
 
 void StepGraph::host_work(std::string name, std::string category, double us) {
   if (!(us > 0)) return;
+  Task t;
+  t.name = std::move(name);
   Node n;
   n.kind = Kind::host_work;
   n.category = std::move(category);
-  n.task.name = std::move(name);
+  n.task = own(std::move(t));
   n.host_us = us;
-  add(std::move(n));
+  add(std::move(n), {});
 }
 
 NodeId StepGraph::blocking_copy(StreamId stream, std::string name, std::string category, double us,
                                 double host_us) {
+  Task t;
+  t.name = std::move(name);
+  t.gpu_us = us;
+  t.host_us_per_kernel = host_us;
   Node n;
   n.kind = Kind::blocking_copy;
   n.stream = stream;
   n.category = std::move(category);
-  n.task.name = std::move(name);
-  n.task.gpu_us = us;
-  n.task.host_us_per_kernel = host_us;
-  return add(std::move(n));
+  n.task = own(std::move(t));
+  return add(std::move(n), {});
 }
 
 }  // namespace cs::workload

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -55,12 +56,23 @@ using NodeId = int;
 // "the compute stream" whose idle time the breakdown explains.
 class StepGraph {
  public:
+  StepGraph() = default;
+  // Nodes point at the graph's own tasks: a copy would point at the original's.
+  StepGraph(const StepGraph&) = delete;
+  StepGraph& operator=(const StepGraph&) = delete;
+  StepGraph(StepGraph&&) = default;
+  StepGraph& operator=(StepGraph&&) = default;
+
   StreamId add_stream(std::string name, StreamKind kind);
 
   // The host launches `task`'s kernels on `stream`, each after host_us_per_kernel; the first
   // waits for `waits` (cudaStreamWaitEvent before it). Its GPU time is summed under `category`.
   // No node when the task has no kernels and no GPU time.
   NodeId kernels(StreamId stream, Task task, std::string category, std::vector<EventId> waits = {});
+  // The same for a task the caller keeps alive until the graph is executed (no copy: a plan's
+  // layers, thousands of kernel times).
+  NodeId kernels_ref(StreamId stream, const Task& task, std::string category,
+                     const std::vector<EventId>& waits = {});
   // The host launches a collective on `stream` after `host_us` of launch work.
   NodeId collective(StreamId stream, CollectiveKernel kernel, double host_us,
                     std::vector<EventId> waits = {});
@@ -81,24 +93,38 @@ class StepGraph {
     Kind kind = Kind::kernels;
     StreamId stream = -1;
     std::string category;
-    std::vector<EventId> waits;
-    Task task;                    // kernels; blocking_copy: name, gpu_us, host_us_per_kernel
-    CollectiveKernel collective;  // collective
-    double host_us = 0;           // collective launch, host_work
+    int waits_begin = 0, waits_count = 0;  // in waits()
+    // kernels; blocking_copy: name, gpu_us, host_us_per_kernel; host_work: name
+    const Task* task = nullptr;
+    int collective = -1;  // index in collectives()
+    double host_us = 0;   // collective launch, host_work
   };
   struct Stream {
     std::string name;
     StreamKind kind = StreamKind::compute;
   };
   const std::vector<Node>& nodes() const { return nodes_; }
+  const CollectiveKernel& collective_of(const Node& n) const {
+    return collectives_[static_cast<std::size_t>(n.collective)];
+  }
+  // The events node `n` waits on.
+  const EventId* waits_begin(const Node& n) const { return waits_.data() + n.waits_begin; }
+  const EventId* waits_end(const Node& n) const {
+    return waits_.data() + n.waits_begin + n.waits_count;
+  }
+  void reserve(std::size_t nodes) { nodes_.reserve(nodes); }
   const std::vector<Stream>& streams() const { return streams_; }
   // The node whose end an event marks; -1 for an event on a stream that had nothing yet.
   NodeId event_node(EventId e) const { return events_[static_cast<std::size_t>(e)]; }
 
  private:
-  NodeId add(Node node);
+  NodeId add(Node node, const std::vector<EventId>& waits);
+  const Task* own(Task task);
   std::vector<Stream> streams_;
   std::vector<Node> nodes_;
+  std::deque<Task> owned_;  // tasks given by value (a deque: their addresses stay)
+  std::vector<CollectiveKernel> collectives_;
+  std::vector<EventId> waits_;
   std::vector<NodeId> events_;
   std::vector<NodeId> last_on_stream_;
 };
