@@ -102,6 +102,180 @@ void spread(Task& task, const KernelWork& work) {
   task.memory_bound = work.memory_bound;
 }
 
+// Host time per kernel launched, per phase.
+struct HostCosts {
+  double forward = kHostUsPerKernelForward;
+  double backward = kHostUsPerKernelBackward;
+  double optimizer = kHostUsPerKernelOptimizer;
+};
+
+// The measurement's phases over its kernels, else the priors; carried from the export's host
+// probe to the target host's (plan.host_scale, plan.host_note).
+HostCosts host_costs(const Model& model, const Measurement* m, const TrainingOptions& options,
+                     StepPlan& plan) {
+  HostCosts h;
+  if (m != nullptr) {
+    int fwd = 0;
+    int bwd = 0;
+    for (const Layer& layer : model.layers) {
+      auto it = layer.measured.find(m->id);
+      if (it == layer.measured.end()) continue;
+      fwd += it->second.forward_kernels;
+      bwd += it->second.backward_kernels;
+    }
+    if (fwd > 0) h.forward = m->host_forward_us / fwd;
+    if (bwd > 0) h.backward = m->host_backward_us / bwd;
+    if (m->optimizer_kernels > 0) h.optimizer = m->host_optimizer_us / m->optimizer_kernels;
+  }
+  // The host: the measurement's host costs carried from its probe to the target host's.
+  const HostProbe target = options.host ? *options.host : reference_host();
+  char index[64];
+  std::snprintf(index, sizeof index, "index %.2f us", target.index_us());
+  if (m != nullptr && m->host) {
+    plan.host_scale = host_scale(*m->host, target);
+    char factor[96];
+    std::snprintf(factor, sizeof factor, "; the export's host %.2f us: host costs x %.3f",
+                  m->host->index_us(), plan.host_scale);
+    plan.host_note = target.source + ", " + index + factor;
+  } else if (m != nullptr) {
+    plan.host_note =
+        "as measured on the export's host (measurement '" + m->id + "' has no host probe)";
+  } else {
+    plan.host_note = "priors per kernel (no measurement)";
+  }
+  h.forward *= plan.host_scale;
+  h.backward *= plan.host_scale;
+  h.optimizer *= plan.host_scale;
+  return h;
+}
+
+// Each layer's forward and backward task at the target; returns how many layers had no
+// measured time (from work alone).
+int layer_tasks(const Model& model, const Measurement* m, const WorkScale& to_target,
+                const WorkScale& to_measured, const GpuCompute& compute,
+                const GpuCompute& measured_gpu, const HostCosts& host, StepPlan& plan) {
+  int work_layers = 0;
+  int param_index = 0;
+  for (const Layer& layer : model.layers) {
+    LayerTasks t;
+    t.forward.name = layer.name;
+    t.backward.name = layer.name;
+    // Each op's time at the target, once: per kernel for the spread, summed for the layer.
+    const KernelWork fwd_kernels = kernel_times(layer.forward, to_target, false, compute);
+    const KernelWork bwd_kernels = kernel_times(layer.backward, to_target, true, compute);
+    const double fwd_work = fwd_kernels.total_us;
+    const double bwd_work = bwd_kernels.total_us;
+    auto it = m != nullptr ? layer.measured.find(m->id) : layer.measured.end();
+    if (m != nullptr && it != layer.measured.end()) {
+      const LayerMeasured& lm = it->second;
+      const double fwd_then = work_us(layer.forward, to_measured, false, measured_gpu);
+      const double bwd_then = work_us(layer.backward, to_measured, true, measured_gpu);
+      t.forward.gpu_us = fwd_then > 0 ? lm.forward_us * fwd_work / fwd_then : lm.forward_us;
+      t.backward.gpu_us = bwd_then > 0 ? lm.backward_us * bwd_work / bwd_then : lm.backward_us;
+      t.forward.kernels = lm.forward_kernels;
+      t.backward.kernels = lm.backward_kernels;
+    } else {
+      t.forward.gpu_us = fwd_work;
+      t.backward.gpu_us = bwd_work;
+      t.forward.kernels = op_kernels(layer.forward);
+      t.backward.kernels = op_kernels(layer.backward);
+      ++work_layers;
+    }
+    // The layer's time spread over its kernels in proportion to their work-model times, when
+    // the counts agree (a measurement on another software stack may launch other kernels).
+    spread(t.forward, fwd_kernels);
+    spread(t.backward, bwd_kernels);
+    t.forward.host_us_per_kernel = host.forward;
+    t.backward.host_us_per_kernel = host.backward;
+    for (const TensorSpec& p : layer.params) {
+      t.params.push_back(param_index++);
+      plan.grad_bytes.push_back(p.bytes());
+      plan.grad_dtypes.push_back(p.dtype);
+    }
+    plan.layers.push_back(std::move(t));
+  }
+
+  return work_layers;
+}
+
+// The optimizer step's task; `tensors` parameter tensors.
+void optimizer_task(const Model& model, const Measurement* m, const TrainingOptions& options,
+                    const GpuCompute& compute, const GpuCompute& measured_gpu,
+                    const HostCosts& host, int tensors, StepPlan& plan) {
+  // The optimizer: measured where the measurement ran this optimizer, scaled by the memory
+  // model between GPUs; else its foreach ops' bytes and kernels.
+  const double elements = model.param_count();
+  plan.optimizer.name = std::string("optimizer.step (") + to_string(options.optimizer) + ")";
+  plan.optimizer.host_us_per_kernel = host.optimizer;
+  Op opt_work;
+  opt_work.kind = OpKind::memory;
+  opt_work.bytes = elements * optimizer_bytes_per_element(options.optimizer, options.momentum);
+  opt_work.kernels = optimizer_kernels(options.optimizer, options.momentum, tensors, elements);
+  const double opt_now = op_time_us(opt_work, false, compute);
+  plan.optimizer.memory_bound_default = true;
+  // The work model's time of this update on the measured GPU, to scale a measured time by.
+  const double opt_then = m != nullptr ? op_time_us(opt_work, false, measured_gpu) : 0.0;
+  // The measured optimizer is reused only for the same update: the same optimizer and, for SGD,
+  // momentum on or off alike (the other runs other foreach ops).
+  const bool same_update = m != nullptr && m->optimizer == options.optimizer &&
+                           (m->momentum > 0) == (options.momentum > 0);
+  if (same_update && m->optimizer_kernels > 0 && opt_then > 0) {
+    plan.optimizer.gpu_us = m->optimizer_us * opt_now / opt_then;
+    plan.optimizer.kernels = m->optimizer_kernels;
+  } else {
+    plan.optimizer.gpu_us = opt_now;
+    plan.optimizer.kernels = opt_work.kernels;
+  }
+}
+
+// DDP on this GPU: buckets, the gradients' copies, the host costs of find_unused_parameters.
+void plan_ddp(const TrainingOptions& options, const GpuCompute& compute, const HostCosts& host,
+              StepPlan& plan) {
+  // The gradients in model.parameters() order, and in the order backward makes them ready:
+  // the layers in reverse, a layer's gradients together, in reverse parameter order.
+  std::vector<GradTensor> in_order;
+  for (std::size_t i = 0; i < plan.grad_bytes.size(); ++i) {
+    in_order.push_back({static_cast<int>(i), plan.grad_bytes[i], plan.grad_dtypes[i]});
+  }
+  std::vector<GradTensor> ready;
+  for (auto layer = plan.layers.rbegin(); layer != plan.layers.rend(); ++layer) {
+    for (auto p = layer->params.rbegin(); p != layer->params.rend(); ++p) {
+      ready.push_back(in_order[static_cast<std::size_t>(*p)]);
+    }
+  }
+  plan.buckets = ddp_buckets(in_order, ready, options.ddp);
+  if (options.ddp.find_unused_parameters) {
+    const auto params = static_cast<double>(plan.grad_bytes.size());
+    plan.unused_walk_host_us = kUnusedWalkUsPerParam * params;
+    plan.unused_hook_host_us = kUnusedHookUsPerParam;
+    plan.used_map_bytes = 4 * params;
+  }
+  // The reducer's hook runs one kernel per gradient: a copy into the bucket scaled by 1 / world
+  // size (read its bytes once, write them once), or, with bucket views, that scaling in place
+  // (the same traffic); and without views a copy back per gradient after the all-reduce
+  // (reducer.cpp, mark_variable_ready_dense and finalize_backward).
+  // Each is one plain elementwise kernel (at::mul_out, or copy_): its fixed cost is a single
+  // small kernel's, as a device-to-device copy's (1.85 us, calibrate/data/h*x1-onerank;
+  // network/copies.cpp), not the work model's per-kernel intercept for the model's own memory
+  // ops (8.3 us, fitted to the exports' memory-bound ops); its bytes stream at the memory rate.
+  for (double bytes : plan.grad_bytes) {
+    const double us =
+        kDdpCopyKernelUs + 2 * bytes / (compute.memory_efficiency * compute.memory_Bps) * 1e6;
+    plan.copy_in_us.push_back(us);
+    if (!options.ddp.gradient_as_bucket_view) plan.copy_out_us.push_back(us);
+  }
+  // One rank: DDP all-reduces its bucket in place with a sum (the 1 / world size is applied in
+  // the copy into the bucket), and NCCL's one-rank path (ncclLaunchOneRank, src/enqueue.cc)
+  // copies only out of place and launches a kernel only for PreMulSum: in place it is a no-op.
+  // The GPU time is zero; the call's host cost remains. (`coll -n 1` times nccl-tests'
+  // out-of-place call, a device copy.)
+  plan.allreduce_us.assign(plan.buckets.size(), 0.0);
+  // DDP's copies are ATen ops launched from the reducer's hooks: they pay the dispatcher's cost
+  // per op as backward's own ops do (host-bound runs show it: GPT-2 at batch 2 and ResNet-50 at
+  // batch 32 take 9-10 ms longer with DDP on the H200 host, ~30 us per gradient each way).
+  plan.ddp_host_us_per_kernel = host.backward;
+}
+
 }  // namespace
 
 TrainingOptions default_options(const Model& model) {
@@ -165,109 +339,12 @@ StepPlan plan_step(const Model& model, const TrainingOptions& options,
         scale_between(model, rec.batch, rec.seq, rec.precision, m->batch, m->seq, m->precision);
   }
 
-  // Host cost per kernel: the measurement's phases over its kernels, else the priors.
-  double host_fwd = kHostUsPerKernelForward;
-  double host_bwd = kHostUsPerKernelBackward;
-  double host_opt = kHostUsPerKernelOptimizer;
-  if (m != nullptr) {
-    int fwd = 0;
-    int bwd = 0;
-    for (const Layer& layer : model.layers) {
-      auto it = layer.measured.find(m->id);
-      if (it == layer.measured.end()) continue;
-      fwd += it->second.forward_kernels;
-      bwd += it->second.backward_kernels;
-    }
-    if (fwd > 0) host_fwd = m->host_forward_us / fwd;
-    if (bwd > 0) host_bwd = m->host_backward_us / bwd;
-    if (m->optimizer_kernels > 0) host_opt = m->host_optimizer_us / m->optimizer_kernels;
-  }
-  // The host: the measurement's host costs carried from its probe to the target host's.
-  const HostProbe target = options.host ? *options.host : reference_host();
-  char index[64];
-  std::snprintf(index, sizeof index, "index %.2f us", target.index_us());
-  if (m != nullptr && m->host) {
-    plan.host_scale = host_scale(*m->host, target);
-    char factor[96];
-    std::snprintf(factor, sizeof factor, "; the export's host %.2f us: host costs x %.3f",
-                  m->host->index_us(), plan.host_scale);
-    plan.host_note = target.source + ", " + index + factor;
-  } else if (m != nullptr) {
-    plan.host_note =
-        "as measured on the export's host (measurement '" + m->id + "' has no host probe)";
-  } else {
-    plan.host_note = "priors per kernel (no measurement)";
-  }
-  host_fwd *= plan.host_scale;
-  host_bwd *= plan.host_scale;
-  host_opt *= plan.host_scale;
+  const HostCosts host = host_costs(model, m, options, plan);
+  const int work_layers =
+      layer_tasks(model, m, to_target, to_measured, compute, measured_gpu, host, plan);
 
-  int work_layers = 0;
-  int param_index = 0;
-  for (const Layer& layer : model.layers) {
-    LayerTasks t;
-    t.forward.name = layer.name;
-    t.backward.name = layer.name;
-    // Each op's time at the target, once: per kernel for the spread, summed for the layer.
-    const KernelWork fwd_kernels = kernel_times(layer.forward, to_target, false, compute);
-    const KernelWork bwd_kernels = kernel_times(layer.backward, to_target, true, compute);
-    const double fwd_work = fwd_kernels.total_us;
-    const double bwd_work = bwd_kernels.total_us;
-    auto it = m != nullptr ? layer.measured.find(m->id) : layer.measured.end();
-    if (m != nullptr && it != layer.measured.end()) {
-      const LayerMeasured& lm = it->second;
-      const double fwd_then = work_us(layer.forward, to_measured, false, measured_gpu);
-      const double bwd_then = work_us(layer.backward, to_measured, true, measured_gpu);
-      t.forward.gpu_us = fwd_then > 0 ? lm.forward_us * fwd_work / fwd_then : lm.forward_us;
-      t.backward.gpu_us = bwd_then > 0 ? lm.backward_us * bwd_work / bwd_then : lm.backward_us;
-      t.forward.kernels = lm.forward_kernels;
-      t.backward.kernels = lm.backward_kernels;
-    } else {
-      t.forward.gpu_us = fwd_work;
-      t.backward.gpu_us = bwd_work;
-      t.forward.kernels = op_kernels(layer.forward);
-      t.backward.kernels = op_kernels(layer.backward);
-      ++work_layers;
-    }
-    // The layer's time spread over its kernels in proportion to their work-model times, when
-    // the counts agree (a measurement on another software stack may launch other kernels).
-    spread(t.forward, fwd_kernels);
-    spread(t.backward, bwd_kernels);
-    t.forward.host_us_per_kernel = host_fwd;
-    t.backward.host_us_per_kernel = host_bwd;
-    for (const TensorSpec& p : layer.params) {
-      t.params.push_back(param_index++);
-      plan.grad_bytes.push_back(p.bytes());
-      plan.grad_dtypes.push_back(p.dtype);
-    }
-    plan.layers.push_back(std::move(t));
-  }
-
-  // The optimizer: measured where the measurement ran this optimizer, scaled by the memory
-  // model between GPUs; else its foreach ops' bytes and kernels.
-  const double elements = model.param_count();
-  const int tensors = param_index;
-  plan.optimizer.name = std::string("optimizer.step (") + to_string(options.optimizer) + ")";
-  plan.optimizer.host_us_per_kernel = host_opt;
-  Op opt_work;
-  opt_work.kind = OpKind::memory;
-  opt_work.bytes = elements * optimizer_bytes_per_element(options.optimizer, options.momentum);
-  opt_work.kernels = optimizer_kernels(options.optimizer, options.momentum, tensors, elements);
-  const double opt_now = op_time_us(opt_work, false, compute);
-  plan.optimizer.memory_bound_default = true;
-  // The work model's time of this update on the measured GPU, to scale a measured time by.
-  const double opt_then = m != nullptr ? op_time_us(opt_work, false, measured_gpu) : 0.0;
-  // The measured optimizer is reused only for the same update: the same optimizer and, for SGD,
-  // momentum on or off alike (the other runs other foreach ops).
-  const bool same_update = m != nullptr && m->optimizer == options.optimizer &&
-                           (m->momentum > 0) == (options.momentum > 0);
-  if (same_update && m->optimizer_kernels > 0 && opt_then > 0) {
-    plan.optimizer.gpu_us = m->optimizer_us * opt_now / opt_then;
-    plan.optimizer.kernels = m->optimizer_kernels;
-  } else {
-    plan.optimizer.gpu_us = opt_now;
-    plan.optimizer.kernels = opt_work.kernels;
-  }
+  optimizer_task(model, m, options, compute, measured_gpu, host,
+                 static_cast<int>(plan.grad_bytes.size()), plan);
 
   if (m == nullptr) {
     plan.compute_note = "from work alone (no measurement at this precision)";
@@ -287,51 +364,7 @@ StepPlan plan_step(const Model& model, const TrainingOptions& options,
   plan.broadcast = options.ddp.enabled && options.ddp.broadcast_buffers && plan.buffer_bytes > 0;
   plan.kernel_gap_us = compute.kernel_gap_us;
   plan.overlap = compute.overlap;
-  if (options.ddp.enabled) {
-    // The gradients in model.parameters() order, and in the order backward makes them ready:
-    // the layers in reverse, a layer's gradients together, in reverse parameter order.
-    std::vector<GradTensor> in_order;
-    for (std::size_t i = 0; i < plan.grad_bytes.size(); ++i) {
-      in_order.push_back({static_cast<int>(i), plan.grad_bytes[i], plan.grad_dtypes[i]});
-    }
-    std::vector<GradTensor> ready;
-    for (auto layer = plan.layers.rbegin(); layer != plan.layers.rend(); ++layer) {
-      for (auto p = layer->params.rbegin(); p != layer->params.rend(); ++p) {
-        ready.push_back(in_order[static_cast<std::size_t>(*p)]);
-      }
-    }
-    plan.buckets = ddp_buckets(in_order, ready, options.ddp);
-    if (options.ddp.find_unused_parameters) {
-      const auto params = static_cast<double>(plan.grad_bytes.size());
-      plan.unused_walk_host_us = kUnusedWalkUsPerParam * params;
-      plan.unused_hook_host_us = kUnusedHookUsPerParam;
-      plan.used_map_bytes = 4 * params;
-    }
-    // The reducer's hook runs one kernel per gradient: a copy into the bucket scaled by 1 / world
-    // size (read its bytes once, write them once), or, with bucket views, that scaling in place
-    // (the same traffic); and without views a copy back per gradient after the all-reduce
-    // (reducer.cpp, mark_variable_ready_dense and finalize_backward).
-    // Each is one plain elementwise kernel (at::mul_out, or copy_): its fixed cost is a single
-    // small kernel's, as a device-to-device copy's (1.85 us, calibrate/data/h*x1-onerank;
-    // network/copies.cpp), not the work model's per-kernel intercept for the model's own memory
-    // ops (8.3 us, fitted to the exports' memory-bound ops); its bytes stream at the memory rate.
-    for (double bytes : plan.grad_bytes) {
-      const double us =
-          kDdpCopyKernelUs + 2 * bytes / (compute.memory_efficiency * compute.memory_Bps) * 1e6;
-      plan.copy_in_us.push_back(us);
-      if (!options.ddp.gradient_as_bucket_view) plan.copy_out_us.push_back(us);
-    }
-    // One rank: DDP all-reduces its bucket in place with a sum (the 1 / world size is applied in
-    // the copy into the bucket), and NCCL's one-rank path (ncclLaunchOneRank, src/enqueue.cc)
-    // copies only out of place and launches a kernel only for PreMulSum: in place it is a no-op.
-    // The GPU time is zero; the call's host cost remains. (`coll -n 1` times nccl-tests'
-    // out-of-place call, a device copy.)
-    plan.allreduce_us.assign(plan.buckets.size(), 0.0);
-    // DDP's copies are ATen ops launched from the reducer's hooks: they pay the dispatcher's cost
-    // per op as backward's own ops do (host-bound runs show it: GPT-2 at batch 2 and ResNet-50 at
-    // batch 32 take 9-10 ms longer with DDP on the H200 host, ~30 us per gradient each way).
-    plan.ddp_host_us_per_kernel = host_bwd;
-  }
+  if (options.ddp.enabled) plan_ddp(options, compute, host, plan);
   return plan;
 }
 
