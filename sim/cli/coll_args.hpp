@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "topology/cluster.hpp"
+#include "topology/cluster/cluster.hpp"
 
 namespace cs::cli {
 

@@ -9,7 +9,7 @@
 
 #include "calibration/calfile/calibration_file.hpp"
 #include "system/ddp_step.hpp"
-#include "topology/cluster.hpp"
+#include "topology/cluster/cluster.hpp"
 #include "workload/ddp/memory_check.hpp"
 #include "workload/ddp/step_plan.hpp"
 #include "workload/ddp/step_sim.hpp"

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "cli/ddp_predict.hpp"
-#include "topology/cluster.hpp"
+#include "topology/cluster/cluster.hpp"
 #include "workload/ddp/memory_check.hpp"
 #include "workload/ddp/step_plan.hpp"
 #include "workload/ddp/step_sim.hpp"

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "plan/candidates.hpp"
-#include "topology/cluster.hpp"
+#include "topology/cluster/cluster.hpp"
 #include "workload/ddp/step_plan.hpp"
 #include "workload/model/model.hpp"
 

@@ -15,7 +15,7 @@
 #include "core/units.hpp"
 #include "topology/graph.hpp"
 #include "topology/loader.hpp"
-#include "topology/yaml_fields.hpp"
+#include "topology/parse/yaml_fields.hpp"
 
 namespace cs::cli {
 namespace {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "plan/sweep_file.hpp"
-#include "topology/cluster.hpp"
+#include "topology/cluster/cluster.hpp"
 #include "workload/model/model.hpp"
 
 namespace cs::cli {

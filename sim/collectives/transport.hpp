@@ -2,9 +2,9 @@
 // prices a network hop with its own constants (tuner.hpp), whatever the transport; the call then
 // runs at the transport's pace. A network step costs the fabric link's `step_latency` (one small
 // message GPU to remote GPU: NIC, switches, proxy, transport software; priors per kind in
-// topology/loader_link_types.cpp), plus what NCCL's constants charge the protocol beyond LL on
-// the network (Simple's and LL128's larger chunks, fences and the GDR flush). Steps are counted on
-// the call's critical path, which is not always the count NCCL's formula uses:
+// topology/parse/loader_link_types.cpp), plus what NCCL's constants charge the protocol beyond LL
+// on the network (Simple's and LL128's larger chunks, fences and the GDR flush). Steps are counted
+// on the call's critical path, which is not always the count NCCL's formula uses:
 //   Ring over n ranks on N servers (ppn each, N network edges): the last chunk of s steps crosses
 //     s consecutive ring edges; the worst window holds floor(s / n) * N + min(N, ceil((s mod n) /
 //     ppn)) network edges (all-reduce s = 2(n-1), all-gather / reduce-scatter n-1).

@@ -8,7 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/units.hpp"
-#include "topology/cluster.hpp"
+#include "topology/cluster/cluster.hpp"
 
 namespace cs::net {
 

@@ -7,8 +7,8 @@
 #include <filesystem>
 
 #include "core/input_file.hpp"
-#include "topology/loader_names.hpp"
-#include "topology/yaml_fields.hpp"
+#include "topology/parse/loader_names.hpp"
+#include "topology/parse/yaml_fields.hpp"
 
 namespace cs::plan {
 

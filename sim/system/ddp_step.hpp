@@ -10,7 +10,7 @@
 #include "calibration/calfile/calibration_file.hpp"
 #include "calibration/measurements/node_host.hpp"
 #include "system/collective_timer.hpp"
-#include "topology/cluster.hpp"
+#include "topology/cluster/cluster.hpp"
 #include "workload/ddp/memory_check.hpp"
 #include "workload/ddp/step_plan.hpp"
 #include "workload/ddp/step_sim.hpp"

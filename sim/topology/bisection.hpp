@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "topology/cluster.hpp"
+#include "topology/cluster/cluster.hpp"
 
 namespace cs::topo {
 

@@ -67,8 +67,8 @@ FabricRoutes::FabricRoutes(const Cluster& cluster) {
       return;  // a link that skips a level or joins two planes: not the generator's
     }
   }
-  // Pods: a leaf's pod is that of its spines; spines are numbered pod by pod (fabric.cpp), so
-  // spine s of a plane's list is in pod s / per_pod of that plane.
+  // Pods: a leaf's pod is that of its spines; spines are numbered pod by pod (expand/fabric.cpp),
+  // so spine s of a plane's list is in pod s / per_pod of that plane.
   const std::size_t per_plane = f.spines.size() / planes;
   const std::size_t per_pod = per_plane / pods;
   for (std::size_t s = 0; s < f.spines.size(); ++s) {

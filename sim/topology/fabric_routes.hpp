@@ -1,7 +1,7 @@
-// Routes through a generated three-level fabric (fabric.hpp, `levels: 3`) without a graph search:
-// NIC -> leaf -> (pod spine -> (core -> pod spine)) -> leaf -> NIC in the plane asked for (one
-// unless the fabric has `planes`), the equal-cost choices of spine and core spread by a hash of
-// the pair as the graph's search spreads them. A Dijkstra search through 5,000 switches costs
+// Routes through a generated three-level fabric (expand/fabric.hpp, `levels: 3`) without a graph
+// search: NIC -> leaf -> (pod spine -> (core -> pod spine)) -> leaf -> NIC in the plane asked for
+// (one unless the fabric has `planes`), the equal-cost choices of spine and core spread by a hash
+// of the pair as the graph's search spreads them. A Dijkstra search through 5,000 switches costs
 // milliseconds; a 131,072-GPU ring or all-to-all needs millions of NIC-to-NIC routes. Used only
 // where the generator built every switch link (nothing a file added by hand joins the fabric), so
 // that these paths are exactly the shortest ones.
@@ -11,12 +11,12 @@
 #include <optional>
 #include <vector>
 
-#include "topology/cluster.hpp"
+#include "topology/cluster/cluster.hpp"
 
 namespace cs::topo {
 
 // Per node: the plane of each generated switch (fabric lists hold plane 0's switches first, then
-// plane 1's, the same count per plane: fabric.cpp), -1 for every other node.
+// plane 1's, the same count per plane: expand/fabric.cpp), -1 for every other node.
 std::vector<int> switch_planes(const Cluster& cluster);
 
 class FabricRoutes {

@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "topology/cluster.hpp"
+#include "topology/cluster/cluster.hpp"
 
 namespace cs::topo {
 

@@ -1,5 +1,5 @@
 // load_cluster: read the file, parse the YAML, expand templates and fabric, validate. The steps
-// live in loader_parse, expand_cluster, fabric and validate_connectivity.
+// live in parse/ (loader_parse), expand/ (expand_cluster, fabric) and validate_connectivity.
 #include "topology/loader.hpp"
 
 #include <yaml-cpp/yaml.h>
@@ -7,9 +7,9 @@
 #include <filesystem>
 
 #include "core/input_file.hpp"
-#include "topology/expand_cluster.hpp"
-#include "topology/fabric.hpp"
-#include "topology/loader_parse.hpp"
+#include "topology/expand/expand_cluster.hpp"
+#include "topology/expand/fabric.hpp"
+#include "topology/parse/loader_parse.hpp"
 #include "topology/validate_connectivity.hpp"
 
 namespace cs::topo {

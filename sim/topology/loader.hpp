@@ -1,11 +1,12 @@
 // Reads a topology YAML file into a Cluster: parse, expand server templates and fabric generators,
-// then validate in one pass. The only part of the topology layer that includes yaml-cpp.
+// then validate in one pass. yaml-cpp stays in loader.cpp and parse/; this header hands out a
+// plain Cluster.
 #pragma once
 
 #include <string>
 #include <string_view>
 
-#include "topology/cluster.hpp"
+#include "topology/cluster/cluster.hpp"
 
 namespace cs::topo {
 

@@ -2,7 +2,7 @@
 // collective could ever run. Union-find over the links, linear in the cluster's size.
 #pragma once
 
-#include "topology/cluster.hpp"
+#include "topology/cluster/cluster.hpp"
 
 namespace cs::topo {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "collectives/communicator.hpp"
-#include "topology/cluster.hpp"
+#include "topology/cluster/cluster.hpp"
 
 namespace cs::coll::testing {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <utility>
 
-#include "topology/cluster.hpp"
+#include "topology/cluster/cluster.hpp"
 #include "topology/graph.hpp"
 
 namespace cs::net::test {

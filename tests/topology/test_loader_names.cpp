@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "topology/expand_names.hpp"
-#include "topology/loader_names.hpp"
+#include "topology/expand/expand_names.hpp"
+#include "topology/parse/loader_names.hpp"
 
 using cs::topo::names::expand_pattern;
 using cs::topo::names::PatternError;

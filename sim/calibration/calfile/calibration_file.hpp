@@ -13,7 +13,7 @@
 #include "calibration/calfile/nccl_fit.hpp"
 #include "calibration/measurements/measurements.hpp"
 #include "calibration/measurements/split.hpp"
-#include "topology/cluster.hpp"
+#include "topology/cluster/cluster.hpp"
 
 namespace cs::cal {
 

@@ -10,7 +10,7 @@
 #include "calibration/measurements/json_reader.hpp"
 #include "collectives/nccl_types.hpp"
 #include "core/units.hpp"
-#include "topology/loader_names.hpp"
+#include "topology/parse/loader_names.hpp"
 
 namespace cs::cal {
 namespace {

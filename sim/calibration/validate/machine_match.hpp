@@ -9,7 +9,7 @@
 
 #include "calibration/calfile/calibration_file.hpp"
 #include "calibration/measurements/measurements.hpp"
-#include "topology/cluster.hpp"
+#include "topology/cluster/cluster.hpp"
 
 namespace cs::cal {
 

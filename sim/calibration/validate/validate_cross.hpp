@@ -8,7 +8,7 @@
 
 #include "calibration/measurements/measurements.hpp"
 #include "calibration/measurements/timing_select.hpp"
-#include "topology/cluster.hpp"
+#include "topology/cluster/cluster.hpp"
 
 namespace cs::cal {
 

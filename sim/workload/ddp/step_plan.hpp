@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "topology/cluster.hpp"
+#include "topology/cluster/cluster.hpp"
 #include "workload/ddp/buckets.hpp"
 #include "workload/model/model.hpp"
 #include "workload/step/step_graph.hpp"

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "topology/loader_names.hpp"
-#include "topology/yaml_fields.hpp"
+#include "topology/parse/loader_names.hpp"
+#include "topology/parse/yaml_fields.hpp"
 #include "workload/model/model.hpp"
 
 // Internal to the model_loader files; a namespace of its own keeps names like Scale out of the

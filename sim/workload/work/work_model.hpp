@@ -6,7 +6,7 @@
 
 #include <optional>
 
-#include "topology/cluster.hpp"
+#include "topology/cluster/cluster.hpp"
 #include "workload/model/model.hpp"
 #include "workload/work/overlap.hpp"
 

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "topology/loader_spec.hpp"
+#include "topology/parse/loader_spec.hpp"
 
 namespace cs::topo {
 

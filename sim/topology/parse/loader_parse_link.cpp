@@ -1,8 +1,8 @@
 // Link entries -> LinkSpec, declared in loader_parse_link.hpp.
-#include "topology/loader_parse_link.hpp"
+#include "topology/parse/loader_parse_link.hpp"
 
-#include "topology/loader_link_types.hpp"
-#include "topology/loader_names.hpp"
+#include "topology/parse/loader_link_types.hpp"
+#include "topology/parse/loader_names.hpp"
 
 namespace cs::topo {
 

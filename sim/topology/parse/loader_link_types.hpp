@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "core/units.hpp"
-#include "topology/cluster.hpp"
+#include "topology/cluster/cluster.hpp"
 
 namespace cs::topo::link_types {
 

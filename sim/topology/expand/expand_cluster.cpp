@@ -1,9 +1,9 @@
 // Template instantiation and top-level parts, declared in expand_cluster.hpp.
-#include "topology/expand_cluster.hpp"
+#include "topology/expand/expand_cluster.hpp"
 
 #include <unordered_set>
 
-#include "topology/loader_parse.hpp"
+#include "topology/parse/loader_parse.hpp"
 
 namespace cs::topo {
 namespace {
@@ -113,7 +113,7 @@ void expand_servers(const spec::TopologySpec& topology, ClusterBuilder& builder)
     }
   }
 
-  // Ranks: server by server in instance order, then the GPU's local order (cluster.hpp).
+  // Ranks: server by server in instance order, then the GPU's local order (cluster/cluster.hpp).
   for (const auto& server : cluster.servers) {
     for (int gpu : server.gpus) {
       cluster.nodes[static_cast<std::size_t>(gpu)].rank = static_cast<int>(cluster.ranks.size());

@@ -107,7 +107,8 @@ struct FabricInfo {
   // (equal counts per plane); `pods` counts one plane's.
   int planes = 1;
   // `spray`: each level above the leaves is one logical switch per plane (per pod for a third
-  // level's spines) standing for this many physical switches of that level (fabric.hpp).
+  // level's spines) standing for this many physical switches of that level
+  // (topology/expand/fabric.hpp).
   bool spray = false;
   bool sharp = false;            // the switches reduce in the network (SHARP): NCCL's CollNet
   long long sprayed_spines = 0;  // per plane (per pod with three levels)

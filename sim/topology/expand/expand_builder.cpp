@@ -1,5 +1,5 @@
 // Name-indexed appending to a Cluster, declared in expand_builder.hpp.
-#include "topology/expand_builder.hpp"
+#include "topology/expand/expand_builder.hpp"
 
 namespace cs::topo {
 

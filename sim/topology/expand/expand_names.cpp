@@ -1,5 +1,5 @@
 // Expansion of bracket name patterns, declared in expand_names.hpp.
-#include "topology/expand_names.hpp"
+#include "topology/expand/expand_names.hpp"
 
 #include <charconv>
 

@@ -5,9 +5,9 @@
 #include <string>
 #include <unordered_map>
 
-#include "topology/cluster.hpp"
-#include "topology/expand_links.hpp"
-#include "topology/loader_spec.hpp"
+#include "topology/cluster/cluster.hpp"
+#include "topology/expand/expand_links.hpp"
+#include "topology/parse/loader_spec.hpp"
 
 namespace cs::topo {
 

@@ -1,5 +1,5 @@
 // Small queries on the plain cluster structs.
-#include "topology/cluster.hpp"
+#include "topology/cluster/cluster.hpp"
 
 namespace cs::topo {
 

@@ -1,5 +1,5 @@
 // Typo suggestions and name lists for loader error messages.
-#include "topology/loader_names.hpp"
+#include "topology/parse/loader_names.hpp"
 
 #include <algorithm>
 

@@ -1,13 +1,13 @@
 // YAML -> TopologySpec: the key-by-key reading of a topology file (format: topologies/README.md).
-#include "topology/loader_parse.hpp"
+#include "topology/parse/loader_parse.hpp"
 
 #include <algorithm>
 #include <unordered_map>
 
-#include "topology/loader_names.hpp"
-#include "topology/loader_parse_link.hpp"
-#include "topology/loader_parse_node.hpp"
-#include "topology/yaml_fields.hpp"
+#include "topology/parse/loader_names.hpp"
+#include "topology/parse/loader_parse_link.hpp"
+#include "topology/parse/loader_parse_node.hpp"
+#include "topology/parse/yaml_fields.hpp"
 
 namespace cs::topo {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "topology/loader_spec.hpp"
+#include "topology/parse/loader_spec.hpp"
 
 namespace cs::topo {
 

@@ -2,8 +2,8 @@
 // the hand-written top-level nodes and links join them.
 #pragma once
 
-#include "topology/expand_builder.hpp"
-#include "topology/loader_spec.hpp"
+#include "topology/expand/expand_builder.hpp"
+#include "topology/parse/loader_spec.hpp"
 
 namespace cs::topo {
 

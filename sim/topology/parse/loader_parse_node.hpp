@@ -6,8 +6,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "topology/loader_spec.hpp"
-#include "topology/yaml_fields.hpp"
+#include "topology/parse/loader_spec.hpp"
+#include "topology/parse/yaml_fields.hpp"
 
 namespace cs::topo {
 

@@ -8,8 +8,8 @@
 // it; without it each flow keeps to one spine (ECMP), as the route search picks it.
 #pragma once
 
-#include "topology/expand_builder.hpp"
-#include "topology/loader_spec.hpp"
+#include "topology/expand/expand_builder.hpp"
+#include "topology/parse/loader_spec.hpp"
 
 namespace cs::topo {
 

@@ -1,5 +1,5 @@
 // Line rates, efficiencies, latencies and labels of the link types; each figure names its source.
-#include "topology/loader_link_types.hpp"
+#include "topology/parse/loader_link_types.hpp"
 
 #include <array>
 #include <cstdio>

@@ -1,5 +1,5 @@
 // The fabric generators declared in fabric.hpp.
-#include "topology/fabric.hpp"
+#include "topology/expand/fabric.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 // Strict typed access to a YAML map, declared in yaml_fields.hpp.
-#include "topology/yaml_fields.hpp"
+#include "topology/parse/yaml_fields.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -8,7 +8,7 @@
 #include <unordered_set>
 
 #include "core/units.hpp"
-#include "topology/loader_names.hpp"
+#include "topology/parse/loader_names.hpp"
 
 namespace cs::topo::yaml {
 namespace {

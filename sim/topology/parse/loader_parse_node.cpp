@@ -1,10 +1,10 @@
 // Node entries -> NodeSpec, declared in loader_parse_node.hpp.
-#include "topology/loader_parse_node.hpp"
+#include "topology/parse/loader_parse_node.hpp"
 
 #include <algorithm>
 
-#include "topology/loader_names.hpp"
-#include "topology/loader_parse.hpp"
+#include "topology/parse/loader_names.hpp"
+#include "topology/parse/loader_parse.hpp"
 
 namespace cs::topo {
 

@@ -1,8 +1,8 @@
 // Link entry patterns -> node pairs, declared in expand_links.hpp.
-#include "topology/expand_links.hpp"
+#include "topology/expand/expand_links.hpp"
 
-#include "topology/expand_names.hpp"
-#include "topology/loader_names.hpp"
+#include "topology/expand/expand_names.hpp"
+#include "topology/parse/loader_names.hpp"
 
 namespace cs::topo {
 namespace {
