@@ -24,7 +24,7 @@ using topo::yaml::Fields;
 
 // Environment variables the simulator reads from a set's `env`. NCCL_TUNER_PLUGIN names the
 // aws-ofi-nccl tuner in the published p5 runs, which the model applies wherever the servers are
-// p5 instances on EFA (collectives/ofi_tuner.hpp), as the plugin does.
+// p5 instances on EFA (collectives/tuner/ofi_tuner.hpp), as the plugin does.
 const std::vector<std::string> kModelledEnv = {"NCCL_ALGO", "NCCL_PROTO", "NCCL_NVLS_ENABLE",
                                                "NCCL_TUNER_PLUGIN"};
 

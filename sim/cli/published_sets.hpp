@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/tuner.hpp"
+#include "collectives/tuner/tuner.hpp"
 #include "core/error.hpp"
 
 namespace cs::cli {

@@ -205,7 +205,8 @@ CommLayout make_layout(RouteCache& routes, const std::vector<int>& ranks,
   const GpuArch arch = comm_arch(c, ranks);
   shape.multicast = shape.nvswitch && multicast && arch >= GpuArch::hopper;
   shape.sm90 = arch >= GpuArch::hopper;
-  // CollNet (collnet.hpp): a generated fabric with SHARP, its graphs as NCCL's init.cc builds them.
+  // CollNet (tuner/collnet.hpp): a generated fabric with SHARP, its graphs as NCCL's init.cc builds
+  // them.
   shape.sharp = in.multi_node && c.fabric.sharp;
   shape.collnet_direct = collnet_direct_graph(in, params);
   shape.collnet_chain =

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "collectives/route_cache.hpp"
-#include "collectives/tuner.hpp"
+#include "collectives/tuner/tuner.hpp"
 
 namespace cs::coll {
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <utility>
 
-#include "collectives/p2p_plan.hpp"
-#include "collectives/ring_alignment.hpp"
-#include "collectives/ring_passes.hpp"
+#include "collectives/nccl/p2p_plan.hpp"
+#include "collectives/nccl/ring_alignment.hpp"
+#include "collectives/nccl/ring_passes.hpp"
 #include "core/error.hpp"
 #include "network/analytical_network.hpp"
 #include "network/copies.hpp"
@@ -208,7 +208,8 @@ void Communicator::run(EventQueue& queue, net::NetworkModel& network, const Coll
     // most channels x the per-channel rate; the links share what the sends of all peers carry.
     const double p2p_cap_Bps = ch.estimate.bus_bw_GBps > 0 ? ch.estimate.bus_bw_GBps * 1e9 : inf;
     // Across servers a p2p byte takes 1 / p2p_net_wire_efficiency bytes of the NICs' time
-    // (p2p_plan.hpp); every shift of a multi-server communicator has ranks whose peer is remote.
+    // (nccl/p2p_plan.hpp); every shift of a multi-server communicator has ranks whose peer is
+    // remote.
     const double wire = layout_.shape.n_nodes > 1 ? 1.0 / p2p_net_wire_efficiency : 1.0;
     // Each send is striped over the rails of its GPU's own NICs (PathBuilder::p2p_shift).
     const int rails = builder_.rails();

@@ -48,7 +48,7 @@ class Communicator {
   const RouteCache& routes() const { return routes_; }
 
   // NCCL's decision for this call, made with NCCL's own constants and timed with params()
-  // (tuner.hpp, choose_timed; no simulation).
+  // (tuner/tuner.hpp, choose_timed; no simulation).
   TunerChoice tune(const CollectiveCall& call) const;
 
   // Starts the call now on `network`; `on_done` runs from the event queue when its last flow has
@@ -57,7 +57,7 @@ class Communicator {
   void run(EventQueue& queue, net::NetworkModel& network, const CollectiveCall& call, Done on_done);
 
   // All-to-all runs one flow per peer distance over every rank (n^2 route entries) up to this
-  // many ranks; beyond, cross-server distances are grouped (p2p_plan.hpp, alltoall_shifts) so
+  // many ranks; beyond, cross-server distances are grouped (nccl/p2p_plan.hpp, alltoall_shifts) so
   // that its flows list about kAllToAllSends sends (one route each) in all.
   static constexpr int kExactAllToAllRanks = 1024;
   static constexpr double kAllToAllSends = 1 << 18;

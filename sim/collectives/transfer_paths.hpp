@@ -37,11 +37,11 @@ class PathBuilder {
   // each head's own NICs. NCCL's NVLS channels each split their data over every head (the switch
   // reduce-scatters it to them) and alternate between the two trees (connect.cc, connectNvls), so
   // each (tree, head) carries an equal share. The in-switch part inside each server is not on the
-  // list: NCCL's per-channel figure bounds it (tuner.hpp), and it would put every GPU's links on
-  // every flow.
+  // list: NCCL's per-channel figure bounds it (tuner/tuner.hpp), and it would put every GPU's links
+  // on every flow.
   ChannelList nvls_tree(int tree, int head, int rail);
-  // CollNet's network part (collnet.hpp): the head-th GPU of every server (head mod its GPUs) to
-  // its own NIC of rail `rail` and on to the switch that NIC plugs into, and back: the switches
+  // CollNet's network part (tuner/collnet.hpp): the head-th GPU of every server (head mod its GPUs)
+  // to its own NIC of rail `rail` and on to the switch that NIC plugs into, and back: the switches
   // reduce, so each head's share crosses its NIC's link once each way and goes no further than
   // the leaf here (the links above carry one reduced stream per tree, not one per server).
   ChannelList collnet(int head, int rail);

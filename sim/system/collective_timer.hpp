@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "collectives/communicator.hpp"
-#include "collectives/nccl_params.hpp"
-#include "collectives/nccl_types.hpp"
+#include "collectives/nccl/nccl_params.hpp"
+#include "collectives/nccl/nccl_types.hpp"
 #include "topology/graph.hpp"
 
 namespace cs::system {

@@ -13,9 +13,9 @@
 
 #include "calibration/fit/fit_least_squares.hpp"
 #include "calibration/measurements/measurements.hpp"
-#include "collectives/nccl_params.hpp"
-#include "collectives/nccl_types.hpp"
-#include "collectives/ring_alignment.hpp"
+#include "collectives/nccl/nccl_params.hpp"
+#include "collectives/nccl/nccl_types.hpp"
+#include "collectives/nccl/ring_alignment.hpp"
 #include "support/cli_run.hpp"
 
 using namespace cs;

@@ -13,8 +13,8 @@
 #include "calibration/measurements/measurements.hpp"
 #include "calibration/measurements/split.hpp"
 #include "calibration/measurements/timing_select.hpp"
-#include "collectives/nccl_params.hpp"
-#include "collectives/nccl_types.hpp"
+#include "collectives/nccl/nccl_params.hpp"
+#include "collectives/nccl/nccl_types.hpp"
 #include "support/cli_run.hpp"
 #include "topology/loader.hpp"
 

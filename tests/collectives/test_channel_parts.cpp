@@ -2,7 +2,7 @@
 // enqueue.cc's arithmetic, against the channel counts NCCL logged (calibrate/data logs).
 #include <doctest/doctest.h>
 
-#include "collectives/channel_parts.hpp"
+#include "collectives/nccl/channel_parts.hpp"
 
 using namespace cs::coll;
 

@@ -1,8 +1,8 @@
 // The graph search's arithmetic on the machines the issue names.
 #include <doctest/doctest.h>
 
-#include "collectives/channel_search.hpp"
 #include "collectives/coll_fixtures.hpp"
+#include "collectives/nccl/channel_search.hpp"
 
 using namespace cs::coll;
 

@@ -4,7 +4,7 @@
 
 #include "coll_fixtures.hpp"
 #include "collectives/communicator.hpp"
-#include "collectives/tuner.hpp"
+#include "collectives/tuner/tuner.hpp"
 
 using namespace cs;
 using namespace cs::coll;

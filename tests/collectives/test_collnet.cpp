@@ -6,10 +6,10 @@
 #include <algorithm>
 
 #include "collectives/coll_fixtures.hpp"
-#include "collectives/collnet.hpp"
 #include "collectives/comm_layout.hpp"
 #include "collectives/route_cache.hpp"
 #include "collectives/transfer_paths.hpp"
+#include "collectives/tuner/collnet.hpp"
 #include "topology/graph.hpp"
 #include "topology/loader.hpp"
 

@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "collectives/communicator.hpp"
-#include "collectives/nccl_params.hpp"
+#include "collectives/nccl/nccl_params.hpp"
 #include "topology/fabric_fixtures.hpp"
 #include "topology/graph.hpp"
 

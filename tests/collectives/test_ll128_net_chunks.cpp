@@ -1,9 +1,9 @@
-// LL128 across servers: a chunk's fixed cost on a network connection (collectives/transport.hpp),
-// in Tree all-reduce (NCCL's chunk, the busiest GPU's connections) and as a ring's step floor,
-// each derived by hand.
+// LL128 across servers: a chunk's fixed cost on a network connection
+// (collectives/tuner/transport.hpp), in Tree all-reduce (NCCL's chunk, the busiest GPU's
+// connections) and as a ring's step floor, each derived by hand.
 #include <doctest/doctest.h>
 
-#include "collectives/transport.hpp"
+#include "collectives/tuner/transport.hpp"
 
 using namespace cs;
 using namespace cs::coll;

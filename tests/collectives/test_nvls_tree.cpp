@@ -2,10 +2,10 @@
 // latency and the bytes a 2-server tree sends between servers, each derived by hand.
 #include <doctest/doctest.h>
 
-#include "collectives/channel_search.hpp"
 #include "collectives/coll_fixtures.hpp"
 #include "collectives/communicator.hpp"
-#include "collectives/transport.hpp"
+#include "collectives/nccl/channel_search.hpp"
+#include "collectives/tuner/transport.hpp"
 #include "network/flow_network.hpp"
 
 using namespace cs;

@@ -1,10 +1,10 @@
-// aws-ofi-nccl's region tuner on p5 (collectives/ofi_tuner.hpp): points read off the plugin's
+// aws-ofi-nccl's region tuner on p5 (collectives/tuner/ofi_tuner.hpp): points read off the plugin's
 // all-reduce regions by hand, in its log2 (bytes, ranks) plane.
 #include <doctest/doctest.h>
 
 #include <optional>
 
-#include "collectives/ofi_tuner.hpp"
+#include "collectives/tuner/ofi_tuner.hpp"
 
 using namespace cs::coll;
 

@@ -8,7 +8,7 @@
 
 #include "coll_fixtures.hpp"
 #include "collectives/communicator.hpp"
-#include "collectives/p2p_plan.hpp"
+#include "collectives/nccl/p2p_plan.hpp"
 #include "support/cli_run.hpp"
 
 using namespace cs;

@@ -5,7 +5,7 @@
 
 #include "coll_fixtures.hpp"
 #include "collectives/communicator.hpp"
-#include "collectives/ring_alignment.hpp"
+#include "collectives/nccl/ring_alignment.hpp"
 
 using namespace cs;
 using namespace cs::coll;

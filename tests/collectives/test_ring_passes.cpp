@@ -4,7 +4,7 @@
 
 #include "coll_fixtures.hpp"
 #include "collectives/communicator.hpp"
-#include "collectives/ring_passes.hpp"
+#include "collectives/nccl/ring_passes.hpp"
 
 using namespace cs;
 using namespace cs::coll;

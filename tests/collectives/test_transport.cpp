@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <set>
 
-#include "collectives/channel_search.hpp"
 #include "collectives/comm_layout.hpp"
 #include "collectives/communicator.hpp"
+#include "collectives/nccl/channel_search.hpp"
 #include "collectives/transfer_paths.hpp"
-#include "collectives/transport.hpp"
+#include "collectives/tuner/transport.hpp"
 #include "topology/graph.hpp"
 #include "topology/loader.hpp"
 

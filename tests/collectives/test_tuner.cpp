@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "coll_fixtures.hpp"
-#include "collectives/tuner.hpp"
+#include "collectives/tuner/tuner.hpp"
 #include "core/error.hpp"
 
 using namespace cs::coll;

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "calibration/measurements/json_lines.hpp"
-#include "collectives/nccl_params.hpp"
+#include "collectives/nccl/nccl_params.hpp"
 
 namespace cs::cal {
 

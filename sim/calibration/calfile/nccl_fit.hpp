@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "calibration/calfile/host_floor.hpp"
-#include "collectives/nccl_params.hpp"
-#include "collectives/nccl_types.hpp"
+#include "collectives/nccl/nccl_params.hpp"
+#include "collectives/nccl/nccl_types.hpp"
 
 namespace cs::cal {
 
@@ -19,7 +19,7 @@ struct NcclConfigFit {
   double base_us = 0;
   double hop_us = 0;
   double bus_GBps = 0;
-  // Ring Simple: the ring fill's rate the fit found (collectives/ring_passes.hpp); < 0: not
+  // Ring Simple: the ring fill's rate the fit found (collectives/nccl/ring_passes.hpp); < 0: not
   // fitted, the prior stands. Not written to the file: the parameters carry it.
   double ring_fill_GBps = -1;
   int points = 0;  // training points
@@ -34,7 +34,7 @@ struct NcclFit {
   int channels_ring = 0;  // the calibrated ring graph: channels x per-channel GB/s
   double channel_GBps = 0;
   // Send/recv based ops (alltoall, sendrecv) bypass the tuner: NCCL's p2p path
-  // (collectives/p2p_plan.hpp). Their fit sets the one-peer latency (Ring Simple base, hop 0),
+  // (collectives/nccl/p2p_plan.hpp). Their fit sets the one-peer latency (Ring Simple base, hop 0),
   // the extra-peer latency, the p2p per-channel rate and the NVLink efficiency the op sees
   // (0: not fitted).
   double p2p_nvlink_efficiency = 0;

@@ -10,9 +10,9 @@
 #include "calibration/fit/fit_least_squares.hpp"
 #include "calibration/predict/predictor.hpp"
 #include "collectives/comm_layout.hpp"
-#include "collectives/ring_alignment.hpp"
-#include "collectives/ring_passes.hpp"
-#include "collectives/tuner.hpp"
+#include "collectives/nccl/ring_alignment.hpp"
+#include "collectives/nccl/ring_passes.hpp"
+#include "collectives/tuner/tuner.hpp"
 
 namespace cs::cal {
 namespace {

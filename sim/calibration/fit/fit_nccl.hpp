@@ -1,5 +1,5 @@
 // Fits NCCL's cost model to forced-(algorithm, protocol) runs. The mechanism stays the one the
-// simulator runs (collectives/tuner.hpp, communicator.hpp): a call takes
+// simulator runs (collectives/tuner/tuner.hpp, communicator.hpp): a call takes
 //   t = base + steps * hop + S * (busBw / algBw) * (graphChannels / usedChannels) / busBw
 // (steps: 2(n-1) all-reduce, n-1 all-gather / reduce-scatter, n broadcast for Ring; 2(n-1) for a
 // one-node Tree), so for each (algorithm, protocol) three constants, base, hop and busBw, are
@@ -7,7 +7,7 @@
 // NcclParams: base and hop latency as they are, busBw as NCCL's per-NVLink figure (Ring Simple:
 // busBw = nChannels x per-channel bw from the channel search) and the protocol efficiencies
 // (Ring LL / LL128, Tree Simple / LL / LL128) relative to it. Ring Simple adds a fourth, the
-// fill of the last slices (collectives/ring_passes.hpp ring_fill_us: channels x last slice /
+// fill of the last slices (collectives/nccl/ring_passes.hpp ring_fill_us: channels x last slice /
 // rate), fitted where four or more points carry it (NcclParams::ring_fill_GBps). Host-paced
 // points where the host's launch time hides the GPUs' (fit_host_floor.hpp) are left out: the
 // constants are the GPUs'.
@@ -20,7 +20,7 @@
 #include "calibration/calfile/nccl_fit.hpp"
 #include "calibration/measurements/measurements.hpp"
 #include "calibration/measurements/split.hpp"
-#include "collectives/tuner.hpp"
+#include "collectives/tuner/tuner.hpp"
 #include "topology/graph.hpp"
 
 namespace cs::cal {
@@ -37,7 +37,7 @@ NcclFit fit_nccl(const Measurements& data, const Split& split, const topo::Clust
 // 1 sendrecv),
 //   t = latency + [peers > 1] * multi + fill + b * max(1 / (c * perChannel), k / (NVLink x eff)),
 // perChannel LL's own rate for LL sends, fill = the GPU's last Simple chunks over the fill rate
-// (collectives/p2p_plan.hpp p2p_fill_us; each of the two from four points or more, else the
+// (collectives/nccl/p2p_plan.hpp p2p_fill_us; each of the two from four points or more, else the
 // prior's), each point in the regime its current estimate puts it, refitted until no point
 // changes regime (first without the fill, then with it),
 // for each NVLink efficiency from 100 % down to 50 % of the line rate (and the topology's own);

@@ -13,7 +13,7 @@
 #include "calibration/fit/fit_least_squares.hpp"
 #include "calibration/fit/fit_nccl.hpp"
 #include "collectives/comm_layout.hpp"
-#include "collectives/p2p_plan.hpp"
+#include "collectives/nccl/p2p_plan.hpp"
 
 namespace cs::cal {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "calibration/measurements/json_reader.hpp"
-#include "collectives/nccl_types.hpp"
+#include "collectives/nccl/nccl_types.hpp"
 #include "core/units.hpp"
 #include "topology/parse/loader_names.hpp"
 

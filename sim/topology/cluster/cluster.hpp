@@ -76,7 +76,7 @@ struct Link {
   TimePs latency = 0;        // one-way latency of the hop
   // Network links (InfiniBand, Ethernet, EFA): one NCCL step across the network, GPU to remote
   // GPU (NIC, switches, the proxy and the transport's software), for the smallest message
-  // (collectives/transport.hpp); 0 elsewhere.
+  // (collectives/tuner/transport.hpp); 0 elsewhere.
   TimePs step_latency = 0;
   SourceLoc loc;
 

@@ -160,13 +160,13 @@ TimePs default_latency(LinkKind kind) {
 
 TimePs default_step_latency(LinkKind kind) {
   // The per-step figure that makes NCCL's latency formula meet a small message's time
-  // (collectives/transport.hpp). InfiniBand and RoCE: NCCL's own network hop for Tree LL (tuning.cc
-  // hwLatencies[NET][TREE][LL] = 5.0 us, sim/collectives/README.md), the figure NVIDIA prices
-  // its bare-metal InfiniBand clusters with. Virtualized Azure NDmv4 (HDR, NCCL 2.17) ran 9.6 us
-  // a step (calibrate/published/multinode.yaml, role fit: 2x8 all-reduce 10.3, all-gather 9.7,
-  // 2x1 all-reduce 7.3, all-gather 9.5 us at 1 KiB) and sets it in its file. EFA: the AWS p5 pair
-  // (median 71.07 us of 8 B - 1 KiB all-reduce, Tree LL: 15.2 us of GPU-side terms + 2 steps) =
-  // 27.9 us.
+  // (collectives/tuner/transport.hpp). InfiniBand and RoCE: NCCL's own network hop for Tree LL
+  // (tuning.cc hwLatencies[NET][TREE][LL] = 5.0 us, sim/collectives/README.md), the figure NVIDIA
+  // prices its bare-metal InfiniBand clusters with. Virtualized Azure NDmv4 (HDR, NCCL 2.17)
+  // ran 9.6 us a step (calibrate/published/multinode.yaml, role fit: 2x8 all-reduce 10.3,
+  // all-gather 9.7, 2x1 all-reduce 7.3, all-gather 9.5 us at 1 KiB) and sets it in its file. EFA:
+  // the AWS p5 pair (median 71.07 us of 8 B - 1 KiB all-reduce, Tree LL: 15.2 us of GPU-side terms
+  // + 2 steps) = 27.9 us.
   switch (kind) {
     case LinkKind::infiniband:
     case LinkKind::ethernet:

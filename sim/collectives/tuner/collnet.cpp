@@ -1,5 +1,5 @@
 // CollNet's place in NCCL's choice: see collnet.hpp.
-#include "collectives/collnet.hpp"
+#include "collectives/tuner/collnet.hpp"
 
 #include <algorithm>
 
@@ -15,8 +15,8 @@ bool collnet_applicable(const CommShape& shape, Op op, Algo algo, Proto proto,
   if (algo != Algo::collnet_direct && algo != Algo::collnet_chain) return false;
   if (op != Op::all_reduce || proto != Proto::simple || !collnet_enabled(shape, options))
     return false;
-  // Both run their in-server part over the NVSwitch here (communicator.cpp); NCCL also disables
-  // CollNetDirect without one (tuning.cc, nvsCount == 0).
+  // Both run their in-server part over the NVSwitch here (collectives/communicator.cpp); NCCL also
+  // disables CollNetDirect without one (tuning.cc, nvsCount == 0).
   if (!shape.nvswitch) return false;
   const GraphInfo& g = algo == Algo::collnet_direct ? shape.collnet_direct : shape.collnet_chain;
   return g.n_channels > 0;

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "collectives/nccl_types.hpp"
+#include "collectives/nccl/nccl_types.hpp"
 
 namespace cs::coll {
 
@@ -23,7 +23,8 @@ struct NcclParams {
   std::string
       source;  // where the figures came from: "nccl-2.28 priors (hopper)", a calibration file
 
-  // Latency, microseconds: time = base + per-hop terms (see tuner.hpp for the formulas).
+  // Latency, microseconds: time = base + per-hop terms (see collectives/tuner/tuner.hpp for the
+  // formulas).
   double base_latency_us[kAlgoCount][kProtoCount] = {};
   double hop_latency_us[kLinkClassCount][kAlgoCount][kProtoCount] = {};
   // Multi-node ring Simple all-reduce latency multiplier once bytes / (nChannels * nRanks) reaches
@@ -77,7 +78,7 @@ struct NcclParams {
   int runtime_channel_multiplier = 2;
   int max_channels = 64;
 
-  // Point-to-point (send/recv, all-to-all; collectives/p2p_plan.hpp): NCCL's channel split and
+  // Point-to-point (send/recv, all-to-all; collectives/nccl/p2p_plan.hpp): NCCL's channel split and
   // the per-channel copy rate. Latency: Ring Simple base + one hop of the path's class, plus
   // p2p_extra_peer_latency_us for each peer a rank's sends and receives reach beyond the first.
   int p2p_max_channels = 64;
@@ -97,7 +98,7 @@ struct NcclParams {
   // The GPU-wide rate at which the busy channels make the second copy of their Simple sends' last
   // chunks over NVLink, GB/s (p2p_plan.hpp p2p_fill_us); 0: no fill charged.
   double p2p_fill_GBps = 0;
-  // Simple sends whose buffers are not 16-byte aligned (collectives/p2p_plan.hpp): one
+  // Simple sends whose buffers are not 16-byte aligned (collectives/nccl/p2p_plan.hpp): one
   // channel's rate, GB/s (0: the aligned rate x p2p_pack_width_ratio), and what one GPU's
   // misaligned sends reach together, GB/s (0: no such cap).
   double p2p_unaligned_per_channel_GBps = 0;
@@ -105,7 +106,7 @@ struct NcclParams {
 
   // Ring all-gather (row 0) and reduce-scatter (row 1) with per-rank chunks that are not 16-byte
   // aligned, per protocol: the factor on the bandwidth time when every ring step copies between
-  // buffers of different alignment (collectives/ring_alignment.hpp); 1 = no penalty (Hopper's
+  // buffers of different alignment (collectives/nccl/ring_alignment.hpp); 1 = no penalty (Hopper's
   // Simple all-gather: its misaligned copies add time instead, below).
   double ring_misaligned_slowdown[2][kProtoCount] = {{1.0, 1.0, 1.0}, {1.0, 1.0, 1.0}};
   // A Simple ring all-gather's misaligned chunks instead add time (ring_alignment.hpp
@@ -116,15 +117,16 @@ struct NcclParams {
   double ring_misaligned_tail_ps_per_byte = 0;
 
   // Ring all-gather, reduce-scatter and all-reduce: each loop of a channel ends with a pass that
-  // only receives (collectives/ring_passes.hpp). Its cost in link steps, per protocol; 0 = free.
+  // only receives (collectives/nccl/ring_passes.hpp). Its cost in link steps, per protocol; 0 =
+  // free.
   double ring_recv_pass_steps[kProtoCount] = {0.0, 0.0, 0.0};
   // The GPU-wide rate of the final copy of a Simple ring's or chain's last slices on one server,
-  // GB/s (collectives/ring_passes.hpp ring_fill_us); 0: no fill charged.
+  // GB/s (collectives/nccl/ring_passes.hpp ring_fill_us); 0: no fill charged.
   double ring_fill_GBps = 0;
   // LL128 across servers: the fixed time one chunk on a network connection costs the GPU that
-  // serves it, us (collectives/transport.hpp: Tree's chunks after the first, per connection of
-  // the busiest GPU of a server, tree_net_chunk_us; a ring's step floor, ll128_net_step_floor); 0:
-  // none.
+  // serves it, us (collectives/tuner/transport.hpp: Tree's chunks after the first, per connection
+  // of the busiest GPU of a server, tree_net_chunk_us; a ring's step floor, ll128_net_step_floor);
+  // 0: none.
   double ll128_net_chunk_us = 0;
 
   // Channels shrink while bytes < nChannels * nThreads * threshold (threshold x nRanks for ring

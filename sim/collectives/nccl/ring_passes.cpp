@@ -1,5 +1,5 @@
 // The receive-only pass of ring loops and the fill of their last slices (ring_passes.hpp).
-#include "collectives/ring_passes.hpp"
+#include "collectives/nccl/ring_passes.hpp"
 
 #include <algorithm>
 

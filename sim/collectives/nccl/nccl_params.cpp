@@ -1,7 +1,7 @@
 // NCCL's priors. Unless a line says otherwise, each figure is NCCL's own, from its source
 // (github.com/NVIDIA/nccl 2.28 / 2.30: src/graph/tuning.cc, topo.h, topo.cc, search.cc); "the
 // reference" below is their table in sim/collectives/README.md, "NCCL's figures".
-#include "collectives/nccl_params.hpp"
+#include "collectives/nccl/nccl_params.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -250,14 +250,14 @@ NcclParams nccl_priors(GpuArch arch) {
     p.ring_recv_pass_steps[index_of(Proto::simple)] = 0.47;
   }
 
-  // LL128 across servers, the fixed cost of a chunk on a network connection (transport.hpp): read
-  // off the published pairs of calibrate/published/multinode.yaml, role fit, as the value with
-  // the least median error over each pair's Tree LL128 points, charged per chunk after the first
-  // and per connection of the busiest GPU (256 KiB - 16 MiB on the AWS p5 pair, H100: 4.5 us,
-  // median 7 %; 256 KiB - 256 MiB on the p4de pair, A100: 7.0 us, median 7 %; without it the pairs
-  // ran 14-45 % fast there). The same figure as a ring's step floor, never fitted to a ring, puts
-  // the p5 pair's Ring LL128 points at 0 and +5 % (-15 and -6 % without). Other generations have
-  // no measurement and keep 0.
+  // LL128 across servers, the fixed cost of a chunk on a network connection
+  // (collectives/tuner/transport.hpp): read off the published pairs of
+  // calibrate/published/multinode.yaml, role fit, as the value with the least median error over
+  // each pair's Tree LL128 points, charged per chunk after the first and per connection of the
+  // busiest GPU (256 KiB - 16 MiB on the AWS p5 pair, H100: 4.5 us, median 7 %; 256 KiB - 256 MiB
+  // on the p4de pair, A100: 7.0 us, median 7 %; without it the pairs ran 14-45 % fast there). The
+  // same figure as a ring's step floor, never fitted to a ring, puts the p5 pair's Ring LL128
+  // points at 0 and +5 % (-15 and -6 % without). Other generations have no measurement and keep 0.
   if (arch == GpuArch::hopper) p.ll128_net_chunk_us = 4.5;
   if (arch == GpuArch::ampere) p.ll128_net_chunk_us = 7.0;
 

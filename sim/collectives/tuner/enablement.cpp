@@ -1,8 +1,8 @@
 // Which (algorithm, protocol) NCCL considers: see enablement.hpp.
-#include "collectives/enablement.hpp"
+#include "collectives/tuner/enablement.hpp"
 
-#include "collectives/collnet.hpp"
-#include "collectives/nccl_release.hpp"
+#include "collectives/tuner/collnet.hpp"
+#include "collectives/tuner/nccl_release.hpp"
 
 namespace cs::coll {
 

@@ -1,17 +1,17 @@
 // NCCL's tuner: the prediction table, the choice, the small-message channel shrink.
-#include "collectives/tuner.hpp"
+#include "collectives/tuner/tuner.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "collectives/channel_parts.hpp"
-#include "collectives/collnet.hpp"
-#include "collectives/enablement.hpp"
-#include "collectives/nccl_release.hpp"
-#include "collectives/p2p_plan.hpp"
-#include "collectives/ring_alignment.hpp"
-#include "collectives/ring_passes.hpp"
-#include "collectives/transport.hpp"
+#include "collectives/nccl/channel_parts.hpp"
+#include "collectives/nccl/p2p_plan.hpp"
+#include "collectives/nccl/ring_alignment.hpp"
+#include "collectives/nccl/ring_passes.hpp"
+#include "collectives/tuner/collnet.hpp"
+#include "collectives/tuner/enablement.hpp"
+#include "collectives/tuner/nccl_release.hpp"
+#include "collectives/tuner/transport.hpp"
 #include "core/error.hpp"
 
 namespace cs::coll {
@@ -240,10 +240,11 @@ void time_p2p(TunerChoice& c, const CommShape& shape, Op op, double bytes,
             : params.base_latency_us[r][s] + params.hop_latency_us[index_of(hop)][r][s];
     c.estimate.latency_us = one_peer_us + std::max(p2p_peers(op, shape.n_ranks) - 1, 0) *
                                               params.p2p_extra_peer_latency_us;
-    // Across servers the proxy serves each remote peer in turn (p2p_plan.hpp).
+    // Across servers the proxy serves each remote peer in turn (collectives/nccl/p2p_plan.hpp).
     const int remote = p2p_remote_peers(op, shape.n_ranks, shape.n_nodes);
     c.estimate.latency_us += std::max(remote - 1, 0) * p2p_net_peer_latency_us;
-    // Over NVLink the last chunks of Simple sends cross NCCL's buffer alone (p2p_plan.hpp).
+    // Over NVLink the last chunks of Simple sends cross NCCL's buffer alone
+    // (collectives/nccl/p2p_plan.hpp).
     if (p2p_fills(shape.n_nodes, shape.intra, c.estimate.proto)) {
       const double peer_bytes = op == Op::all_to_all ? bytes / shape.n_ranks : bytes;
       c.estimate.latency_us += p2p_fill_us(peer_bytes, c.n_channels, sends,

@@ -1,5 +1,5 @@
 // The channel search: see channel_search.hpp for the rule it follows.
-#include "collectives/channel_search.hpp"
+#include "collectives/nccl/channel_search.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -16,10 +16,11 @@
 //     a head for its share across the switches. busBw = channels x min(2 bwIntra x 0.85 x
 //     (ch - 1) / ch, bwInter); latency NVLS's 25 + 18 us.
 // CollNet's algbw is busBw / 2 (NVLS: x n / nsteps). No published measurement of CollNet was found
-// to check these against: the choice is NCCL's formulas, the time the flows of communicator.cpp.
+// to check these against: the choice is NCCL's formulas, the time the flows of
+// collectives/communicator.cpp.
 #pragma once
 
-#include "collectives/tuner.hpp"
+#include "collectives/tuner/tuner.hpp"
 
 namespace cs::coll {
 

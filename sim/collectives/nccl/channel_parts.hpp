@@ -3,8 +3,8 @@
 // (scheduleCollTasksToPlan), which cuts it into cells and may leave some channels idle.
 #pragma once
 
-#include "collectives/nccl_params.hpp"
-#include "collectives/nccl_types.hpp"
+#include "collectives/nccl/nccl_params.hpp"
+#include "collectives/nccl/nccl_types.hpp"
 
 namespace cs::coll {
 

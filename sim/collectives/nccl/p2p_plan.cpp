@@ -1,10 +1,10 @@
 // NCCL's point-to-point channel split (init.cc, enqueue.cc of NCCL 2.28).
-#include "collectives/p2p_plan.hpp"
+#include "collectives/nccl/p2p_plan.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "collectives/ring_alignment.hpp"
+#include "collectives/nccl/ring_alignment.hpp"
 
 namespace cs::coll {
 namespace {

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "collectives/nccl_types.hpp"
+#include "collectives/nccl/nccl_types.hpp"
 
 namespace cs::coll {
 

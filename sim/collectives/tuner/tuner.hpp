@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "collectives/channel_search.hpp"
-#include "collectives/nccl_params.hpp"
-#include "collectives/ofi_tuner.hpp"
+#include "collectives/nccl/channel_search.hpp"
+#include "collectives/nccl/nccl_params.hpp"
+#include "collectives/tuner/ofi_tuner.hpp"
 
 namespace cs::coll {
 
@@ -36,8 +36,9 @@ struct CommShape {
   // The time side (transport.hpp), never read by the choice: one network step of the fabric's
   // transport, us (0: NCCL's own hop figures, as on one server).
   double net_step_latency_us = 0;
-  // The choice side: what NCCL's network plugin reports as its latency, us (comm_layout.hpp),
-  // and the platform of aws-ofi-nccl's tuner, which overrides NCCL's choice (ofi_tuner.hpp).
+  // The choice side: what NCCL's network plugin reports as its latency, us
+  // (collectives/comm_layout.hpp), and the platform of aws-ofi-nccl's tuner, which overrides NCCL's
+  // choice (ofi_tuner.hpp).
   double net_plugin_latency_us = 0;
   OfiPlatform ofi_tuner = OfiPlatform::none;
 };
@@ -112,11 +113,11 @@ std::vector<Estimate> estimate_all(const CommShape& shape, Op op, double bytes,
 
 // The fastest enabled estimate of NCCL's table (ties: first in (algo, proto) order), timed without
 // NCCL's tree correction, on the communicator's channels (graph x multiplier; NVLS its own),
-// shrunk for small messages and then cut to those NCCL's cells fill (channel_parts.hpp
-// nccl_channel_shrink, nccl_channel_count). NVLS keeps its channels.
-// All-to-all and send/recv return a p2p choice (collectives/p2p_plan.hpp): n_channels = the
-// channels one peer's send is striped over (bytes per peer: S / n for all-to-all, S for
-// send/recv), busBw = p2p_send_GBps (those channels, capped at the send's share of the p2p
+// shrunk for small messages and then cut to those NCCL's cells fill
+// (collectives/nccl/channel_parts.hpp nccl_channel_shrink, nccl_channel_count). NVLS keeps its
+// channels. All-to-all and send/recv return a p2p choice (collectives/nccl/p2p_plan.hpp):
+// n_channels = the channels one peer's send is striped over (bytes per peer: S / n for all-to-all,
+// S for send/recv), busBw = p2p_send_GBps (those channels, capped at the send's share of the p2p
 // channels, x the p2p per-channel rate, LL at its own; misaligned Simple sends at the misaligned
 // rate and cap), one peer's send; LL when that send is at most p2pnChannelsPerPeer x the LL
 // threshold;

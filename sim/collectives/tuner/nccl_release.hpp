@@ -5,8 +5,8 @@
 
 #include <optional>
 
-#include "collectives/channel_search.hpp"
-#include "collectives/nccl_types.hpp"
+#include "collectives/nccl/channel_search.hpp"
+#include "collectives/nccl/nccl_types.hpp"
 
 namespace cs::coll {
 

@@ -1,5 +1,5 @@
 // aws-ofi-nccl's region tuner: see ofi_tuner.hpp.
-#include "collectives/ofi_tuner.hpp"
+#include "collectives/tuner/ofi_tuner.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -13,7 +13,7 @@
 // On one server, or where the shape carries no transport figure, the latency is NCCL's estimate.
 #pragma once
 
-#include "collectives/tuner.hpp"
+#include "collectives/tuner/tuner.hpp"
 
 namespace cs::coll {
 
@@ -70,12 +70,12 @@ int tree_head_net_connections(int nodes);
 
 // LL128 across servers: a chunk on a network connection costs the GPU serving it a fixed
 // `params.ll128_net_chunk_us` beyond its bytes' time (read off the published pairs' Tree LL128
-// points, nccl_params.cpp). NCCL keeps LL128's (and Simple's) network buffers in GPU memory where
-// the NIC reads and writes them directly (GDR), LL's in host memory (net.cc); which part of the
-// step's round between kernel, proxy and NIC the fixed time is, no public trace of a multi-server
-// run shows. LL is not charged (its rings and trees across servers keep their times without it),
-// nor Simple, where no fit point asks for it (the p4de pair's Tree Simple at 512 MiB - 2 GiB,
-// 5-9 % fast, would run 5-9 % slow with it, chunks of 512 KiB).
+// points, collectives/nccl/nccl_params.cpp). NCCL keeps LL128's (and Simple's) network buffers in
+// GPU memory where the NIC reads and writes them directly (GDR), LL's in host memory (net.cc);
+// which part of the step's round between kernel, proxy and NIC the fixed time is, no public trace
+// of a multi-server run shows. LL is not charged (its rings and trees across servers keep their
+// times without it), nor Simple, where no fit point asks for it (the p4de pair's Tree Simple at 512
+// MiB - 2 GiB, 5-9 % fast, would run 5-9 % slow with it, chunks of 512 KiB).
 
 // Tree LL128 all-reduce across servers, us: every chunk after the first costs the busiest GPU
 // `params.ll128_net_chunk_us` per network connection; loops of channels x chunk bytes

@@ -1,10 +1,10 @@
 // Critical-path latency across servers: see transport.hpp.
-#include "collectives/transport.hpp"
+#include "collectives/tuner/transport.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "collectives/collnet.hpp"
+#include "collectives/tuner/collnet.hpp"
 
 namespace cs::coll {
 

@@ -2,7 +2,7 @@
 // gets and at what per-channel bandwidth, from what one GPU and one NIC can carry. Pure.
 #pragma once
 
-#include "collectives/nccl_params.hpp"
+#include "collectives/nccl/nccl_params.hpp"
 
 namespace cs::coll {
 

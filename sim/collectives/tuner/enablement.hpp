@@ -3,7 +3,7 @@
 // NVLink-only paths, NVLS on NVSwitches with multicast), NVLS_ENABLE and CollNet (collnet.hpp).
 #pragma once
 
-#include "collectives/tuner.hpp"
+#include "collectives/tuner/tuner.hpp"
 
 namespace cs::coll {
 

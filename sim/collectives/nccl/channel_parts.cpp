@@ -1,5 +1,5 @@
 // How many channels and threads NCCL gives a collective (channel_parts.hpp).
-#include "collectives/channel_parts.hpp"
+#include "collectives/nccl/channel_parts.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 // Misaligned ring all-gather / reduce-scatter chunks (ring_alignment.hpp).
-#include "collectives/ring_alignment.hpp"
+#include "collectives/nccl/ring_alignment.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -2,7 +2,7 @@
 // much longer their copies take than aligned ones.
 #pragma once
 
-#include "collectives/nccl_params.hpp"
+#include "collectives/nccl/nccl_params.hpp"
 
 namespace cs::coll {
 

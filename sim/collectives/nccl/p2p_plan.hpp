@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "collectives/nccl_params.hpp"
+#include "collectives/nccl/nccl_params.hpp"
 
 namespace cs::coll {
 

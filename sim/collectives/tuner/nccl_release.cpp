@@ -1,5 +1,5 @@
 // What earlier NCCL releases priced otherwise: see nccl_release.hpp.
-#include "collectives/nccl_release.hpp"
+#include "collectives/tuner/nccl_release.hpp"
 
 #include <algorithm>
 

@@ -1,5 +1,5 @@
 // Names and nccl-tests factors of the NCCL vocabulary.
-#include "collectives/nccl_types.hpp"
+#include "collectives/nccl/nccl_types.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -2,7 +2,7 @@
 // ring all-gather, reduce-scatter or all-reduce, and the fill of its last slices.
 #pragma once
 
-#include "collectives/nccl_params.hpp"
+#include "collectives/nccl/nccl_params.hpp"
 
 namespace cs::coll {
 

@@ -4,7 +4,7 @@
 #include <sstream>
 #include <string>
 
-#include "collectives/tuner.hpp"
+#include "collectives/tuner/tuner.hpp"
 #include "core/error.hpp"
 
 namespace cs::coll {
