@@ -13,6 +13,7 @@
 #include "network/flow_network.hpp"
 #include "network/flow_report.hpp"
 #include "topology/graph.hpp"
+#include "workload/fsdp/fsdp_memory.hpp"
 
 namespace cs::system {
 namespace {
@@ -85,7 +86,40 @@ double input_copy_us(const topo::ClusterGraph& graph, int gpu_node, double bytes
   return us_from_ps(finished);
 }
 
+// Throws the one-line refusal when `p.memory` does not fit, with the largest batch that does
+// (`estimate` at another batch).
+void refuse_unless_fits(
+    const workload::Model& model, const workload::TrainingOptions& options, const DdpPrediction& p,
+    const std::function<workload::MemoryEstimate(const workload::TrainingOptions&)>& estimate) {
+  if (p.memory.fits()) return;
+  const int largest = workload::largest_fitting_batch(options, estimate);
+  throw InputError(model.file + ": key 'batch': " + model.name + " at batch " +
+                   std::to_string(options.batch) + " needs " + units::format_size(p.memory.total) +
+                   " per GPU, " + p.gpu.name + " has " + units::format_size(p.memory.capacity) +
+                   (largest > 0 ? "; the largest batch that fits is " + std::to_string(largest)
+                                : "; not even batch 1 fits"));
+}
+
 }  // namespace
+
+void time_fsdp_collectives(workload::FsdpPlan& plan, CollectiveTimer& timer) {
+  std::vector<double> gather, scatter;
+  for (const workload::FsdpUnit& u : plan.units) {
+    gather.push_back(u.all_gather_bytes);
+    scatter.push_back(u.reduce_scatter_bytes);
+  }
+  const std::vector<CollectiveTime> g = timer.time(coll::Op::all_gather, gather);
+  const std::vector<CollectiveTime> r = timer.time(coll::Op::reduce_scatter, scatter);
+  for (std::size_t i = 0; i < plan.units.size(); ++i) {
+    workload::FsdpUnit& u = plan.units[i];
+    u.all_gather.alone_us = g[i].alone_us;
+    u.all_gather.ctas = g[i].ctas;
+    u.all_gather.rate_gbps = g[i].rate_gbps;
+    u.reduce_scatter.alone_us = r[i].alone_us;
+    u.reduce_scatter.ctas = r[i].ctas;
+    u.reduce_scatter.rate_gbps = r[i].rate_gbps;
+  }
+}
 
 void time_ddp_collectives(workload::StepPlan& plan, CollectiveTimer& timer) {
   std::vector<double> sizes;
@@ -118,7 +152,8 @@ void set_host(workload::TrainingOptions& o, const cal::NodeHost& h, const std::s
 
 DdpPrediction predict_ddp(const topo::Cluster& cluster, const workload::Model& model,
                           const workload::TrainingOptions& options, const std::vector<int>& ranks,
-                          const cal::Calibration* calibration, int links) {
+                          const cal::Calibration* calibration, int links,
+                          const workload::FsdpOptions* fsdp) {
   // Every rank is simulated as rank 0: exact while the ranks are alike (one GPU model, the same
   // batch); a cluster of several GPU models is refused rather than simulated as one.
   const auto model_of = [&cluster](int rank) {
@@ -155,19 +190,16 @@ DdpPrediction predict_ddp(const topo::Cluster& cluster, const workload::Model& m
       }
     }
   }
-  p.memory = workload::estimate_memory(model, options, p.gpu.memory_bytes);
-  if (!p.memory.fits()) {
-    const int largest = workload::largest_fitting_batch(model, options, p.gpu.memory_bytes);
-    throw InputError(model.file + ": key 'batch': " + model.name + " at batch " +
-                     std::to_string(options.batch) + " needs " +
-                     units::format_size(p.memory.total) + " per GPU, " + p.gpu.name + " has " +
-                     units::format_size(p.memory.capacity) +
-                     (largest > 0 ? "; the largest batch that fits is " + std::to_string(largest)
-                                  : "; not even batch 1 fits"));
+  if (fsdp == nullptr) {
+    p.memory = workload::estimate_memory(model, options, p.gpu.memory_bytes);
+    refuse_unless_fits(model, options, p, [&](const workload::TrainingOptions& o) {
+      return workload::estimate_memory(model, o, p.gpu.memory_bytes);
+    });
   }
   const topo::ClusterGraph graph(cluster);
   const double input_bytes = options.batch * model.settings.input_bytes_per_sample;
   workload::TrainingOptions step = options;
+  if (fsdp != nullptr) step.ddp.enabled = false;  // FSDP's plan: the plain step's tasks
   if (!step.host && calibration != nullptr && calibration->host)
     set_host(
         step, *calibration->host,
@@ -181,9 +213,24 @@ DdpPrediction predict_ddp(const topo::Cluster& cluster, const workload::Model& m
   if (on_server > 1 && step.host_all) step.host = step.host_all;
   p.plan = workload::plan_step(model, step, p.gpu, p.compute,
                                input_copy_us(graph, gpu_node, input_bytes, options.input_pinned));
+  const coll::TunerOptions nccl_options =
+      nccl_env_options(calibration != nullptr && calibration->nvls);
+  if (fsdp != nullptr) {
+    workload::FsdpOptions f = *fsdp;
+    f.shard_ranks = static_cast<int>(ranks.size());
+    const double index = step.host ? step.host->index_us() : workload::reference_host().index_us();
+    p.fsdp = true;
+    p.fsdp_plan = workload::plan_fsdp(model, p.plan, f, p.compute, index);
+    p.memory = workload::estimate_fsdp_memory(model, options, p.fsdp_plan, p.gpu.memory_bytes);
+    refuse_unless_fits(model, options, p, [&](const workload::TrainingOptions& o) {
+      return workload::estimate_fsdp_memory(model, o, p.fsdp_plan, p.gpu.memory_bytes);
+    });
+    CollectiveTimer timer(graph, ranks, nccl, nccl_options);
+    time_fsdp_collectives(p.fsdp_plan, timer);
+    p.result = workload::simulate_fsdp_step(p.plan, p.fsdp_plan);
+    return p;
+  }
   if (options.ddp.enabled && ranks.size() > 1) {
-    const coll::TunerOptions nccl_options =
-        nccl_env_options(calibration != nullptr && calibration->nvls);
     CollectiveTimer timer(graph, ranks, nccl, nccl_options);
     time_ddp_collectives(p.plan, timer);
     if (links > 0) p.busiest_links = busiest_links(p.plan, graph, ranks, nccl, nccl_options, links);

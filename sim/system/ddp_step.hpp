@@ -14,6 +14,7 @@
 #include "workload/ddp/memory_check.hpp"
 #include "workload/ddp/step_plan.hpp"
 #include "workload/ddp/step_sim.hpp"
+#include "workload/fsdp/fsdp_step.hpp"
 #include "workload/model/model.hpp"
 #include "workload/work/work_model.hpp"
 
@@ -37,6 +38,8 @@ struct DdpPrediction {
   int ranks = 1;
   int servers = 1;                      // distinct servers the ranks run on
   std::vector<LinkLoad> busiest_links;  // filled when asked (predict_ddp's `links`), busiest first
+  bool fsdp = false;                    // the step ran FSDP2 (fsdp_plan) instead of DDP
+  workload::FsdpPlan fsdp_plan;
 };
 
 // One step of `model` on `ranks` of `cluster` (a calibration, when given, already applied to the
@@ -44,15 +47,23 @@ struct DdpPrediction {
 // the step does not fit in a GPU's memory (with the largest batch). `links` > 0 also fills
 // busiest_links with that many link directions (it re-runs each distinct bucket size once on
 // the flow network: only for the trace).
+// With `fsdp`, the step is FSDP2's over the ranks (one shard group; options.ddp is ignored):
+// the units' all-gathers and reduce-scatters timed by the collective model, the memory check
+// FSDP's (workload/fsdp/fsdp_memory.hpp).
 DdpPrediction predict_ddp(const topo::Cluster& cluster, const workload::Model& model,
                           const workload::TrainingOptions& options, const std::vector<int>& ranks,
-                          const cal::Calibration* calibration, int links = 0);
+                          const cal::Calibration* calibration, int links = 0,
+                          const workload::FsdpOptions* fsdp = nullptr);
 
 // The step's collectives from the collective model: each bucket's all-reduce (time alone, CTAs,
 // per-CTA rate, NCCL's label), the used-parameter map's all-reduce and the buffers' broadcast.
 // DDP runs one NCCL stream per rank, so a rank's collectives never overlap one another, and
 // with every rank alike they all start together: each is timed alone.
 void time_ddp_collectives(workload::StepPlan& plan, CollectiveTimer& timer);
+
+// FSDP's all-gathers and reduce-scatters from the collective model, each alone: per unit, its
+// time, CTAs and per-CTA rate.
+void time_fsdp_collectives(workload::FsdpPlan& plan, CollectiveTimer& timer);
 
 // The step's host from a node's probe: one process alone, and every process at once where the
 // probe timed that; `label` names where the probe comes from ("host probe FILE").

@@ -65,10 +65,16 @@ MemoryEstimate estimate_memory(const Model& model, const TrainingOptions& option
 
 int largest_fitting_batch(const Model& model, const TrainingOptions& options,
                           double capacity_bytes) {
+  return largest_fitting_batch(
+      options, [&](const TrainingOptions& o) { return estimate_memory(model, o, capacity_bytes); });
+}
+
+int largest_fitting_batch(const TrainingOptions& options,
+                          const std::function<MemoryEstimate(const TrainingOptions&)>& estimate) {
   TrainingOptions o = options;
   auto fits = [&](int batch) {
     o.batch = batch;
-    return estimate_memory(model, o, capacity_bytes).fits();
+    return estimate(o).fits();
   };
   if (!fits(1)) return 0;
   int lo = 1;

@@ -3,6 +3,8 @@
 // outside PyTorch's allocator, at the step's peak.
 #pragma once
 
+#include <functional>
+
 #include "workload/ddp/step_plan.hpp"
 #include "workload/model/model.hpp"
 
@@ -32,5 +34,8 @@ MemoryEstimate estimate_memory(const Model& model, const TrainingOptions& option
 // The largest per-GPU batch whose step fits (0 when not even one sample does).
 int largest_fitting_batch(const Model& model, const TrainingOptions& options,
                           double capacity_bytes);
+// The same for any strategy's check: `estimate` at `options` with another batch.
+int largest_fitting_batch(const TrainingOptions& options,
+                          const std::function<MemoryEstimate(const TrainingOptions&)>& estimate);
 
 }  // namespace cs::workload

@@ -18,10 +18,6 @@ constexpr double kHostUsPerKernelForward = 35.67;
 constexpr double kHostUsPerKernelBackward = 24.38;
 constexpr double kHostUsPerKernelOptimizer = 68.79;
 
-// The GPU's fixed time of one small elementwise kernel: a gated device-to-device copy of 8 B -
-// 4 KiB takes 1.65-1.68 us on an H200 and 2.01-2.12 us on an H100 (calibrate/data/h*x1-onerank).
-constexpr double kDdpCopyKernelUs = 1.85;
-
 WorkScale scale_between(const Model& model, int batch, std::optional<int> seq, Precision from,
                         int to_batch, std::optional<int> to_seq, Precision to) {
   WorkScale s;
@@ -259,8 +255,7 @@ void plan_ddp(const TrainingOptions& options, const GpuCompute& compute, const H
   // network/copies.cpp), not the work model's per-kernel intercept for the model's own memory
   // ops (8.3 us, fitted to the exports' memory-bound ops); its bytes stream at the memory rate.
   for (double bytes : plan.grad_bytes) {
-    const double us =
-        kDdpCopyKernelUs + 2 * bytes / (compute.memory_efficiency * compute.memory_Bps) * 1e6;
+    const double us = copy_kernel_us(2 * bytes, compute);
     plan.copy_in_us.push_back(us);
     if (!options.ddp.gradient_as_bucket_view) plan.copy_out_us.push_back(us);
   }

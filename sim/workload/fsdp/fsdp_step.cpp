@@ -1,0 +1,256 @@
+// FSDP2's step in program order, as fully_shard's hooks issue it (workload/fsdp/README.md gives
+// each rule's source in PyTorch).
+#include "workload/fsdp/fsdp_step.hpp"
+
+#include <utility>
+
+#include "core/error.hpp"
+
+namespace cs::workload {
+namespace {
+
+Task copy_task(std::string name, double gpu_us, double host_us) {
+  Task t;
+  t.name = std::move(name);
+  t.gpu_us = gpu_us;
+  t.kernels = 1;
+  t.host_us_per_kernel = host_us;
+  t.memory_bound_default = true;
+  return t;
+}
+
+// Issues the step's nodes; one per call of the program's parts, in program order.
+class FsdpProgram {
+ public:
+  FsdpProgram(const StepPlan& plan, const FsdpPlan& fsdp, FsdpStepGraph& out)
+      : plan_(plan), fsdp_(fsdp), out_(out), g_(out.graph) {
+    compute_ = g_.add_stream("compute stream", StreamKind::compute);
+    copy_in_ = g_.add_stream("all-gather copy-in stream", StreamKind::compute);
+    all_gather_ = g_.add_stream("all-gather stream", StreamKind::communication);
+    reduce_scatter_ = g_.add_stream("reduce-scatter stream", StreamKind::communication);
+    gathered_.assign(fsdp.units.size(), -1);
+    reshard_event_.assign(fsdp.units.size(), -1);
+  }
+
+  void run() {
+    input();
+    forward();
+    backward();
+    // The final callback: the compute stream waits for the last reduce-scatter, then the
+    // optimizer steps the local shard (1 / shard ranks of the elements, as many tensors).
+    Task opt = plan_.optimizer;
+    opt.gpu_us /= fsdp_.options.shard_ranks;
+    opt.kernel_us.clear();
+    std::vector<EventId> waits;
+    if (last_reduce_ >= 0) waits.push_back(last_reduce_);
+    g_.kernels(compute_, std::move(opt), "optimizer", waits);
+  }
+
+ private:
+  void input() {
+    const double launch_us =
+        plan_.layers.empty() ? 0.0 : plan_.layers.front().forward.host_us_per_kernel;
+    if (plan_.input_bytes <= 0) return;
+    if (plan_.input_pinned) {
+      Task t = copy_task("input copy (pinned)", plan_.input_copy_us, launch_us);
+      g_.kernels(compute_, std::move(t), "input");
+    } else {
+      g_.blocking_copy(compute_, "input copy (pageable)", "input", plan_.input_copy_us, launch_us);
+    }
+  }
+
+  // unshard(): the local shard copied into the all-gather's input on the copy-in stream, then
+  // the all-gather on its stream; `after` is what the all-gather streams wait on first.
+  void all_gather(int unit, std::vector<EventId> after) {
+    const FsdpUnit& u = fsdp_.units[static_cast<std::size_t>(unit)];
+    g_.kernels(copy_in_, copy_task("all-gather copy-in " + u.name, u.copy_in_us, host()),
+               "fsdp_copy_in", std::move(after));
+    out_.all_gathers.push_back(
+        g_.collective(all_gather_, u.all_gather, host(), {g_.record(copy_in_)}));
+    gathered_[static_cast<std::size_t>(unit)] = g_.record(all_gather_);
+  }
+
+  // wait_for_unshard(): the compute stream waits for the all-gather and copies its output into
+  // the unsharded parameters. Returns the event after the copy.
+  EventId copy_out(int unit) {
+    const FsdpUnit& u = fsdp_.units[static_cast<std::size_t>(unit)];
+    const EventId gathered = gathered_[static_cast<std::size_t>(unit)];
+    CS_ASSERT(gathered >= 0, "a unit used before its all-gather");
+    g_.kernels(compute_, copy_task("all-gather copy-out " + u.name, u.copy_out_us, host()),
+               "fsdp_copy", {gathered});
+    gathered_[static_cast<std::size_t>(unit)] = -1;
+    return g_.record(compute_);
+  }
+
+  // Forward: the root's pre-forward makes the all-gather streams wait for the compute stream (the
+  // last step's optimizer) and gathers the root; each unit's pre-forward issues its all-gather
+  // (the host runs ahead, so it overlaps the unit before: implicit prefetch), and at most two
+  // gathered outputs live: a unit's all-gather waits for the copy-out before the last one.
+  void hooks(int unit, const char* which) {
+    const FsdpUnit& u = fsdp_.units[static_cast<std::size_t>(unit)];
+    g_.host_work(std::string("FSDP ") + which + " " + u.name, "fsdp_host",
+                 u.tensors * fsdp_.hook_host_us_per_tensor / 2);
+  }
+
+  void forward() {
+    hooks(0, "pre-forward");
+    EventId gate = g_.record(compute_);
+    all_gather(0, {gate});
+    EventId previous = copy_out(0);
+    gate = -1;
+    int current = 0;  // the unit whose layers run, 0 in the root's
+    for (std::size_t i = 0; i < plan_.layers.size(); ++i) {
+      const int u = fsdp_.unit_of_layer[i];
+      if (u != 0 && u != current) {  // the unit's pre-forward
+        hooks(u, "pre-forward");
+        std::vector<EventId> after;
+        if (gate >= 0) after.push_back(gate);
+        all_gather(u, after);
+        const EventId copied = copy_out(u);
+        gate = previous;
+        previous = copied;
+      }
+      if (current != 0 && u != current) resharded_after(current);  // its post-forward
+      current = u;
+      g_.kernels_ref(compute_, plan_.layers[i].forward, "forward");
+    }
+    if (current != 0) resharded_after(current);
+  }
+
+  // A unit's post-forward reshard frees its parameters on the compute stream: gathering them
+  // again (in backward) waits for that (FSDPParamGroup._reshard_after_forward_event).
+  void resharded_after(int unit) {
+    if (fsdp_.options.reshard_after_forward)
+      reshard_event_[static_cast<std::size_t>(unit)] = g_.record(compute_);
+  }
+
+  // Backward, units in reverse: a resharded unit is gathered again in its pre-backward, which
+  // also prefetches the next unit's all-gather; after its backward, its gradients are copied into
+  // the reduce-scatter's input (once the previous reduce-scatter has ended) and reduce-scattered
+  // on their stream. The root's gradients are reduced last.
+  void backward() {
+    const bool reshard = fsdp_.options.reshard_after_forward;
+    std::vector<bool> resharded(fsdp_.units.size(), reshard);
+    resharded[0] = false;
+    int current = 0;
+    for (std::size_t k = plan_.layers.size(); k-- > 0;) {
+      const int u = fsdp_.unit_of_layer[k];
+      if (current != 0 && u != current) reduce_scatter(current);  // its backward has ended
+      if (u != 0 && u != current) hooks(u, "pre-backward");
+      if (u != 0 && u != current && resharded[static_cast<std::size_t>(u)]) {  // pre-backward
+        if (gathered_[static_cast<std::size_t>(u)] < 0) regather(u);
+        const int next = u - 1;
+        if (next >= 1 && resharded[static_cast<std::size_t>(next)] &&
+            gathered_[static_cast<std::size_t>(next)] < 0)
+          regather(next);
+        copy_out(u);
+      }
+      current = u;
+      g_.kernels_ref(compute_, plan_.layers[k].backward, "backward");
+    }
+    if (current != 0) reduce_scatter(current);
+    hooks(0, "post-backward");
+    reduce_scatter(0);
+  }
+
+  void regather(int unit) {
+    const EventId freed = reshard_event_[static_cast<std::size_t>(unit)];
+    all_gather(unit, freed >= 0 ? std::vector<EventId>{freed} : std::vector<EventId>{});
+  }
+
+  void reduce_scatter(int unit) {
+    const FsdpUnit& u = fsdp_.units[static_cast<std::size_t>(unit)];
+    std::vector<EventId> waits;
+    if (last_reduce_ >= 0) waits.push_back(last_reduce_);
+    g_.kernels(compute_, copy_task("reduce-scatter copy-in " + u.name, u.reduce_copy_in_us, host()),
+               "fsdp_copy", waits);
+    out_.reduce_scatters.push_back(
+        g_.collective(reduce_scatter_, u.reduce_scatter, host(), {g_.record(compute_)}));
+    last_reduce_ = g_.record(reduce_scatter_);
+  }
+
+  double host() const { return fsdp_.copy_host_us; }
+
+  const StepPlan& plan_;
+  const FsdpPlan& fsdp_;
+  FsdpStepGraph& out_;
+  StepGraph& g_;
+  StreamId compute_ = -1, copy_in_ = -1, all_gather_ = -1, reduce_scatter_ = -1;
+  std::vector<EventId> gathered_;       // per unit: its pending all-gather's event, -1 for none
+  std::vector<EventId> reshard_event_;  // per unit: after its post-forward reshard, -1 for none
+  EventId last_reduce_ = -1;
+};
+
+}  // namespace
+
+FsdpPlan plan_fsdp(const Model& model, const StepPlan& plan, const FsdpOptions& options,
+                   const GpuCompute& compute, double host_index_us) {
+  CS_ASSERT(options.shard_ranks >= 1, "FSDP over no ranks");
+  CS_ASSERT(model.layers.size() == plan.layers.size(), "a plan of another model");
+  FsdpPlan f;
+  f.options = options;
+  f.units.resize(model.blocks.size() + 1);
+  f.units[0].name = "root";
+  for (std::size_t b = 0; b < model.blocks.size(); ++b) f.units[b + 1].name = model.blocks[b].name;
+  f.unit_of_layer.resize(model.layers.size());
+  for (std::size_t i = 0; i < model.layers.size(); ++i) {
+    const int unit = model.layers[i].block + 1;
+    f.unit_of_layer[i] = unit;
+    FsdpUnit& u = f.units[static_cast<std::size_t>(unit)];
+    u.layers.push_back(static_cast<int>(i));
+    for (const TensorSpec& p : model.layers[i].params)
+      u.elements += static_cast<double>(p.elements);
+    u.tensors += static_cast<int>(model.layers[i].params.size());
+  }
+  const auto n = static_cast<double>(options.shard_ranks);
+  for (FsdpUnit& u : f.units) {
+    u.all_gather_bytes = u.elements * dtype_bytes(options.param_dtype);
+    u.reduce_scatter_bytes = u.elements * dtype_bytes(options.reduce_dtype);
+    u.all_gather.name = "all-gather " + u.name;
+    u.all_gather.category = "allgather";
+    u.reduce_scatter.name = "reduce-scatter " + u.name;
+    u.reduce_scatter.category = "reducescatter";
+    // Copy-in: the fp32 shard read, written in param_dtype. Copy-out: the gathered output read
+    // and the parameters written, in param_dtype. The gradients (param_dtype) read and written
+    // in reduce_dtype.
+    u.copy_in_us = copy_kernel_us(u.elements / n * (4 + dtype_bytes(options.param_dtype)), compute);
+    u.copy_out_us = copy_kernel_us(2 * u.all_gather_bytes, compute);
+    u.reduce_copy_in_us = copy_kernel_us(
+        u.elements * dtype_bytes(options.param_dtype) + u.reduce_scatter_bytes, compute);
+  }
+  f.copy_host_us = 0;  // in hook_host_us_per_tensor
+  f.hook_host_us_per_tensor = kFsdpHostUsPerTensor * host_index_us / kFsdpHostProbeIndexUs;
+  return f;
+}
+
+FsdpStepGraph fsdp_step_graph(const StepPlan& plan, const FsdpPlan& fsdp) {
+  FsdpStepGraph out;
+  out.graph.reserve(2 * plan.layers.size() + 6 * fsdp.units.size() + 4);
+  FsdpProgram(plan, fsdp, out).run();
+  return out;
+}
+
+StepResult simulate_fsdp_step(const StepPlan& plan, const FsdpPlan& fsdp) {
+  const FsdpStepGraph graph = fsdp_step_graph(plan, fsdp);
+  Execution x = execute(graph.graph, plan.kernel_gap_us, plan.overlap);
+  StepResult result;
+  StepBreakdown& b = result.breakdown;
+  b.step_us = x.step_us;
+  b.input_copy_us = x.gpu_us_of("input");
+  b.forward_us = x.gpu_us_of("forward");
+  b.backward_us = x.gpu_us_of("backward");
+  b.ddp_copies_us = x.gpu_us_of("fsdp_copy");
+  b.optimizer_us = x.gpu_us_of("optimizer");
+  b.communication_us = x.communication_us;
+  b.communication_slowdown_us = x.communication_slowdown_us;
+  b.exposed_communication_us = x.exposed_communication_us;
+  b.host_bound_idle_us = x.host_bound_idle_us;
+  b.host_busy_us = x.host_busy_us;
+  b.kernel_gaps_us = x.kernel_gaps_us;
+  b.overlap_slowdown_us = x.overlap_slowdown_us;
+  result.lanes = std::move(x.lanes);
+  result.spans = std::move(x.spans);
+  return result;
+}
+
+}  // namespace cs::workload

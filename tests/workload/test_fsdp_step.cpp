@@ -1,0 +1,116 @@
+// FSDP2's step as a graph, on a three-layer model written by hand, timeline derived by hand.
+#include <doctest/doctest.h>
+
+#include "workload/fsdp/fsdp_step.hpp"
+
+namespace cs::workload {
+namespace {
+
+Layer layer(const char* name, int block) {
+  Layer l;
+  l.name = name;
+  l.block = block;
+  TensorSpec p;
+  p.name = "weight";
+  p.elements = 1000;
+  p.dtype = Dtype::fp32;
+  l.params.push_back(p);
+  return l;
+}
+
+Task kernel(const char* name, double gpu_us) {
+  Task t;
+  t.name = name;
+  t.gpu_us = gpu_us;
+  t.kernels = 1;
+  return t;  // no host cost: the host issues everything at 0
+}
+
+// R (the root's), then blocks A and B, one layer each. Forward 10 us and backward 20 us a layer,
+// the optimizer 12 us over the whole model; no kernel gap, no slowdown beside communication.
+struct Fixture {
+  Model model;
+  StepPlan plan;
+  FsdpPlan fsdp;
+  Fixture() {
+    model.layers = {layer("R", -1), layer("A", 0), layer("B", 1)};
+    model.blocks = {Block{"A", -1, 0, 1, 1}, Block{"B", -1, 0, 2, 1}};
+    for (const Layer& l : model.layers) {
+      LayerTasks t;
+      t.forward = kernel(l.name.c_str(), 10);
+      t.backward = kernel(l.name.c_str(), 20);
+      plan.layers.push_back(t);
+    }
+    plan.optimizer = kernel("opt", 12);
+    plan.overlap = {{32}, {1.0}, {1.0}};
+    GpuCompute gpu;
+    gpu.memory_efficiency = 1;
+    gpu.memory_Bps = 1e12;
+    FsdpOptions o;
+    o.shard_ranks = 2;
+    fsdp = plan_fsdp(model, plan, o, gpu, kFsdpHostProbeIndexUs);
+    // Times set by hand: all-gathers 5 us (root) and 8 us (A, B), reduce-scatters 6 us, copy-ins
+    // to the all-gather 0 us, every other copy 1 us, launches free.
+    fsdp.copy_host_us = 0;
+    fsdp.hook_host_us_per_tensor = 0;
+    for (FsdpUnit& u : fsdp.units) {
+      u.all_gather.alone_us = u.name == "root" ? 5 : 8;
+      u.reduce_scatter.alone_us = 6;
+      u.copy_in_us = 0;
+      u.copy_out_us = 1;
+      u.reduce_copy_in_us = 1;
+    }
+  }
+};
+
+TEST_CASE("fsdp: units, bytes and the sharded optimizer from the model's blocks") {
+  const Fixture f;
+  REQUIRE(f.fsdp.units.size() == 3);
+  CHECK(f.fsdp.units[0].name == "root");
+  CHECK(f.fsdp.units[2].name == "B");
+  CHECK(f.fsdp.unit_of_layer == std::vector<int>{0, 1, 2});
+  CHECK(f.fsdp.units[1].all_gather_bytes == 2000);      // 1000 elements in bf16
+  CHECK(f.fsdp.units[1].reduce_scatter_bytes == 4000);  // in fp32
+}
+
+TEST_CASE("fsdp: a step's all-gathers, reduce-scatters and waits, derived by hand") {
+  // Forward. The root is gathered 0..5 and copied out 5..6; R runs 6..16. A's all-gather runs
+  // 5..13 behind the root's on its stream (it waits for nothing: implicit prefetch), its copy-out
+  // 16..17, A 17..27. B's all-gather waits for the root's copy-out (two gathered outputs at most)
+  // and for A's on the stream: 13..21; copy-out 27..28, B 28..38.
+  // Backward. B was resharded after forward (38): gathered again 38..46, A prefetched behind it
+  // 46..54 (its reshard was at 27). B's copy-out waits: 46..47, B 47..67; B's gradients copied
+  // 67..68 and reduce-scattered 68..74. A: copy-out 68..69, backward 69..89, its gradients copied
+  // 89..90 (the previous reduce-scatter ended at 74) and reduce-scattered 90..96. R 90..110; the
+  // root's gradients copied 110..111, reduce-scattered 111..117; the optimizer (half of 12 us on
+  // the shard) waits for it: 117..123.
+  const Fixture f;
+  const StepResult r = simulate_fsdp_step(f.plan, f.fsdp);
+  CHECK(r.breakdown.step_us == doctest::Approx(123));
+  CHECK(r.breakdown.forward_us == doctest::Approx(30));
+  CHECK(r.breakdown.backward_us == doctest::Approx(60));
+  CHECK(r.breakdown.ddp_copies_us == doctest::Approx(8));  // 5 copy-outs, 3 copy-ins
+  CHECK(r.breakdown.optimizer_us == doctest::Approx(6));
+  // Waits on the compute stream: the root's all-gather (5), B's second (38..46: 8), the last
+  // reduce-scatter before the optimizer (111..117: 6).
+  CHECK(r.breakdown.exposed_communication_us == doctest::Approx(19));
+  CHECK(r.breakdown.communication_us == doctest::Approx(5 + 4 * 8 + 3 * 6));
+  CHECK(r.breakdown.host_bound_idle_us == doctest::Approx(0));
+  const FsdpStepGraph g = fsdp_step_graph(f.plan, f.fsdp);
+  CHECK(g.all_gathers.size() == 5);
+  CHECK(g.reduce_scatters.size() == 3);
+}
+
+TEST_CASE("fsdp: without reshard after forward nothing is gathered in backward") {
+  // The same step, parameters kept: three all-gathers, and backward starts at 38 without a
+  // wait: B 38..58, its gradients 58..59 / 59..65, A 59..79 (copy 79..80, reduce 80..86), R
+  // 80..100, the root's 100..101 / 101..107, the optimizer 107..113.
+  Fixture f;
+  f.fsdp.options.reshard_after_forward = false;
+  const StepResult r = simulate_fsdp_step(f.plan, f.fsdp);
+  CHECK(r.breakdown.step_us == doctest::Approx(113));
+  CHECK(r.breakdown.exposed_communication_us == doctest::Approx(5 + 6));
+}
+
+}  // namespace
+}  // namespace cs::workload
