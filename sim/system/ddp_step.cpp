@@ -152,8 +152,8 @@ void set_host(workload::TrainingOptions& o, const cal::NodeHost& h, const std::s
 
 DdpPrediction predict_ddp(const topo::Cluster& cluster, const workload::Model& model,
                           const workload::TrainingOptions& options, const std::vector<int>& ranks,
-                          const cal::Calibration* calibration, int links,
-                          const workload::FsdpOptions* fsdp) {
+                          const cal::Calibration* calibration, int links) {
+  const bool fsdp = options.strategy == workload::Strategy::fsdp;
   // Every rank is simulated as rank 0: exact while the ranks are alike (one GPU model, the same
   // batch); a cluster of several GPU models is refused rather than simulated as one.
   const auto model_of = [&cluster](int rank) {
@@ -190,7 +190,7 @@ DdpPrediction predict_ddp(const topo::Cluster& cluster, const workload::Model& m
       }
     }
   }
-  if (fsdp == nullptr) {
+  if (!fsdp) {
     p.memory = workload::estimate_memory(model, options, p.gpu.memory_bytes);
     refuse_unless_fits(model, options, p, [&](const workload::TrainingOptions& o) {
       return workload::estimate_memory(model, o, p.gpu.memory_bytes);
@@ -199,7 +199,7 @@ DdpPrediction predict_ddp(const topo::Cluster& cluster, const workload::Model& m
   const topo::ClusterGraph graph(cluster);
   const double input_bytes = options.batch * model.settings.input_bytes_per_sample;
   workload::TrainingOptions step = options;
-  if (fsdp != nullptr) step.ddp.enabled = false;  // FSDP's plan: the plain step's tasks
+  if (fsdp) step.ddp.enabled = false;  // FSDP's plan: the plain step's tasks
   if (!step.host && calibration != nullptr && calibration->host)
     set_host(
         step, *calibration->host,
@@ -215,8 +215,8 @@ DdpPrediction predict_ddp(const topo::Cluster& cluster, const workload::Model& m
                                input_copy_us(graph, gpu_node, input_bytes, options.input_pinned));
   const coll::TunerOptions nccl_options =
       nccl_env_options(calibration != nullptr && calibration->nvls);
-  if (fsdp != nullptr) {
-    workload::FsdpOptions f = *fsdp;
+  if (fsdp) {
+    workload::FsdpOptions f = options.fsdp;
     f.shard_ranks = static_cast<int>(ranks.size());
     const double index = step.host ? step.host->index_us() : workload::reference_host().index_us();
     p.fsdp = true;

@@ -47,13 +47,12 @@ struct DdpPrediction {
 // the step does not fit in a GPU's memory (with the largest batch). `links` > 0 also fills
 // busiest_links with that many link directions (it re-runs each distinct bucket size once on
 // the flow network: only for the trace).
-// With `fsdp`, the step is FSDP2's over the ranks (one shard group; options.ddp is ignored):
-// the units' all-gathers and reduce-scatters timed by the collective model, the memory check
-// FSDP's (workload/fsdp/fsdp_memory.hpp).
+// With options.strategy fsdp, the step is FSDP2's over the ranks (one shard group;
+// options.ddp is ignored): the units' all-gathers and reduce-scatters timed by the collective
+// model, the memory check FSDP's (workload/fsdp/fsdp_memory.hpp).
 DdpPrediction predict_ddp(const topo::Cluster& cluster, const workload::Model& model,
                           const workload::TrainingOptions& options, const std::vector<int>& ranks,
-                          const cal::Calibration* calibration, int links = 0,
-                          const workload::FsdpOptions* fsdp = nullptr);
+                          const cal::Calibration* calibration, int links = 0);
 
 // The step's collectives from the collective model: each bucket's all-reduce (time alone, CTAs,
 // per-CTA rate, NCCL's label), the used-parameter map's all-reduce and the buffers' broadcast.

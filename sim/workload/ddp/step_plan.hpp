@@ -11,6 +11,7 @@
 #include "workload/ddp/buckets.hpp"
 #include "workload/model/model.hpp"
 #include "workload/step/step_graph.hpp"
+#include "workload/step/strategy.hpp"
 #include "workload/work/work_model.hpp"
 
 namespace cs::workload {
@@ -25,7 +26,9 @@ struct TrainingOptions {
   OptimizerKind optimizer = OptimizerKind::adamw;
   double momentum = 0;  // SGD's; > 0 keeps a momentum buffer per parameter
   bool input_pinned = true;
-  DdpOptions ddp;                                   // the data-parallel strategy's own options
+  Strategy strategy = Strategy::ddp;
+  DdpOptions ddp;                                   // DDP's own options (with Strategy::ddp)
+  FsdpOptions fsdp;                                 // FSDP2's (with Strategy::fsdp)
   ComputeSource compute = ComputeSource::measured;  // measured falls back to work where absent
   std::string measurement;  // a measurement id to scale from; "" picks one (pick_measurement)
   // The host the step runs on (a calibration's probe); absent: kReferenceHost. A measurement's

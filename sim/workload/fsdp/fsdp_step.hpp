@@ -13,17 +13,10 @@
 #include "workload/ddp/step_sim.hpp"
 #include "workload/model/model.hpp"
 #include "workload/step/step_graph.hpp"
+#include "workload/step/strategy.hpp"
 #include "workload/work/work_model.hpp"
 
 namespace cs::workload {
-
-// fully_shard's options as a step uses them.
-struct FsdpOptions {
-  int shard_ranks = 1;                // the shard group's size (its mesh dimension)
-  bool reshard_after_forward = true;  // fully_shard's default; the root never reshards
-  Dtype param_dtype = Dtype::bf16;    // MixedPrecisionPolicy(param_dtype): what is all-gathered
-  Dtype reduce_dtype = Dtype::fp32;   // MixedPrecisionPolicy(reduce_dtype): what is reduced
-};
 
 // One fully_shard unit: its layers and the bytes of its collectives.
 struct FsdpUnit {

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "workload/step/strategy.hpp"
 
 namespace cs::workload {
 
@@ -100,6 +101,10 @@ NodeId StepGraph::blocking_copy(StreamId stream, std::string name, std::string c
   n.category = std::move(category);
   n.task = own(std::move(t));
   return add(std::move(n), {});
+}
+
+const char* to_string(Strategy s) {
+  return s == Strategy::fsdp ? "fsdp" : "ddp";
 }
 
 }  // namespace cs::workload
