@@ -11,7 +11,7 @@
 #include <string>
 
 #include "cli/commands.hpp"
-#include "cli/published_sets.hpp"
+#include "cli/input/published_sets.hpp"
 #include "core/error.hpp"
 
 namespace cs::cli {

@@ -7,13 +7,13 @@
 #include <optional>
 #include <string>
 
-#include "cli/coll_args.hpp"
 #include "cli/commands.hpp"
-#include "cli/ddp_predict.hpp"
-#include "cli/ddp_report.hpp"
-#include "cli/node_counts.hpp"
-#include "cli/output_files.hpp"
-#include "cli/output_guard.hpp"
+#include "cli/input/coll_args.hpp"
+#include "cli/input/node_counts.hpp"
+#include "cli/output/output_files.hpp"
+#include "cli/output/output_guard.hpp"
+#include "cli/step/ddp_predict.hpp"
+#include "cli/step/ddp_report.hpp"
 #include "core/error.hpp"
 #include "topology/loader.hpp"
 #include "workload/model/model_loader.hpp"

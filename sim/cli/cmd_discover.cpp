@@ -5,7 +5,7 @@
 
 #include "calibration/discover/discover.hpp"
 #include "cli/commands.hpp"
-#include "cli/output_guard.hpp"
+#include "cli/output/output_guard.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/input_file.hpp"

@@ -11,7 +11,7 @@
 #include "calibration/measurements/timing_select.hpp"
 #include "calibration/validate/machine_match.hpp"
 #include "cli/commands.hpp"
-#include "cli/output_guard.hpp"
+#include "cli/output/output_guard.hpp"
 #include "core/error.hpp"
 #include "topology/loader.hpp"
 

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "cli/commands.hpp"
-#include "cli/output_files.hpp"
-#include "cli/output_guard.hpp"
+#include "cli/output/output_files.hpp"
+#include "cli/output/output_guard.hpp"
 #include "network/flow_report.hpp"
 #include "network/flow_trace.hpp"
 #include "topology/graph.hpp"

@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "cli/commands.hpp"
-#include "cli/ddp_predict.hpp"
-#include "cli/gnuplot.hpp"
-#include "cli/node_counts.hpp"
-#include "cli/output_guard.hpp"
-#include "cli/plan_predict.hpp"
+#include "cli/input/node_counts.hpp"
+#include "cli/output/gnuplot.hpp"
+#include "cli/output/output_guard.hpp"
+#include "cli/step/ddp_predict.hpp"
+#include "cli/step/plan_predict.hpp"
 #include "core/error.hpp"
 #include "plan/candidates.hpp"
 #include "topology/loader.hpp"

@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "cli/commands.hpp"
-#include "cli/ddp_predict.hpp"
-#include "cli/node_counts.hpp"
-#include "cli/output_guard.hpp"
-#include "cli/scale_plot.hpp"
+#include "cli/input/node_counts.hpp"
+#include "cli/output/output_guard.hpp"
+#include "cli/output/scale_plot.hpp"
+#include "cli/step/ddp_predict.hpp"
 #include "core/error.hpp"
 #include "topology/loader.hpp"
 #include "workload/model/model_loader.hpp"

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "cli/commands.hpp"
-#include "cli/output_files.hpp"
-#include "cli/output_guard.hpp"
+#include "cli/output/output_files.hpp"
+#include "cli/output/output_guard.hpp"
 #include "cli/sweep_mpi.hpp"
 #include "cli/sweep_points.hpp"
 #include "core/error.hpp"

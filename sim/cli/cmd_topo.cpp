@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
-#include "cli/node_counts.hpp"
+#include "cli/input/node_counts.hpp"
 #include "core/error.hpp"
 #include "topology/graph.hpp"
 #include "topology/loader.hpp"
@@ -63,7 +63,8 @@ json summary_json(const topo::Cluster& cluster, const topo::TopologySummary& s) 
                      {"leaf_ports", f.leaf_ports},
                      {"oversubscription", f.oversubscription},
                      {"spray", f.spray}};
-    // Spraying builds one logical spine per plane (fabric.hpp); the physical count, every plane.
+    // Spraying builds one logical spine per plane (topology/expand/fabric.hpp); the physical count,
+    // every plane.
     if (f.spray) out["fabric"]["sprayed_spines"] = f.sprayed_spines * f.planes;
   }
   for (const auto& g : s.servers) {

@@ -4,7 +4,7 @@
 // --timing picks one NCCL timing per point (timing_select.hpp). --calibration may come from
 // another run's data: the tables are then over this run's points the calibration's split holds out.
 // --csv FILE and --json FILE write the same tables (and, in JSON, every prediction) atomically.
-// --ddp DIR instead of --data: measured DDP steps against predicted ones (validate_ddp.hpp).
+// --ddp DIR instead of --data: measured DDP steps against predicted ones (step/validate_ddp.hpp).
 #include <iostream>
 #include <memory>
 #include <utility>
@@ -18,9 +18,9 @@
 #include "calibration/validate/validate_cross.hpp"
 #include "calibration/validate/validate_report.hpp"
 #include "cli/commands.hpp"
-#include "cli/output_files.hpp"
-#include "cli/output_guard.hpp"
-#include "cli/validate_ddp.hpp"
+#include "cli/output/output_files.hpp"
+#include "cli/output/output_guard.hpp"
+#include "cli/step/validate_ddp.hpp"
 #include "collectives/comm_layout.hpp"
 #include "core/error.hpp"
 #include "topology/loader.hpp"
@@ -43,7 +43,7 @@ struct ValidateArgs {
   bool models_set = false;
 };
 
-// --ddp: measured DDP steps against predicted ones (validate_ddp.hpp).
+// --ddp: measured DDP steps against predicted ones (step/validate_ddp.hpp).
 void run_ddp_steps(const ValidateArgs& a) {
   if (!a.data.empty() || !a.cross.empty())
     throw InputError("give --ddp or --data / --cross, not both");

@@ -3,9 +3,9 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "cli/coll_args.hpp"
-#include "cli/ddp_predict.hpp"
-#include "cli/plan_predict.hpp"
+#include "cli/input/coll_args.hpp"
+#include "cli/step/ddp_predict.hpp"
+#include "cli/step/plan_predict.hpp"
 #include "collectives/sweep.hpp"
 #include "core/error.hpp"
 #include "topology/graph.hpp"

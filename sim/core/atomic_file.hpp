@@ -10,7 +10,7 @@ namespace cs {
 void write_file_atomically(const std::string& path, std::string_view content);
 
 // The two steps, for writers of several files that rename none before all are written
-// (cli/output_files.hpp). `what` names the file in errors ("the --csv file").
+// (cli/output/output_files.hpp). `what` names the file in errors ("the --csv file").
 // Writes and flushes a temporary beside `path` (path + ".clustersim-<pid>.tmp": no file of the
 // user's is taken) and returns its name; InputError, leaving no temporary, if it cannot.
 std::string write_temporary(const std::string& path, std::string_view content,

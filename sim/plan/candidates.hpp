@@ -1,6 +1,7 @@
 // Capacity planning's arithmetic: from a candidate cluster's predicted step to the time and money a
 // training run takes on it, and which candidates no other beats on both (the Pareto front).
-// Pure functions over plain numbers; the step itself comes from the DDP model (cli/ddp_predict).
+// Pure functions over plain numbers; the step itself comes from the DDP model
+// (cli/step/ddp_predict).
 #pragma once
 
 #include <string>

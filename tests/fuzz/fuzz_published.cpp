@@ -1,4 +1,4 @@
-// Fuzz target: the published-sets YAML of `clustersim compare` (cli/published_sets.hpp). The
+// Fuzz target: the published-sets YAML of `clustersim compare` (cli/input/published_sets.hpp). The
 // reader takes a path and resolves each set's topology against the file's folder, so the input is
 // written to calibrate/published/sets.yaml in a scratch folder whose topologies/ is the shipped
 // one: the shipped file's "../../topologies/..." paths resolve as they do in the source tree.
@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 
-#include "cli/published_sets.hpp"
+#include "cli/input/published_sets.hpp"
 #include "core/error.hpp"
 #include "fuzz_input.hpp"
 

@@ -1,5 +1,5 @@
 // validate --ddp: the step files read, each variant predicted by predict_ddp, the tables written.
-#include "cli/validate_ddp.hpp"
+#include "cli/step/validate_ddp.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -16,10 +16,10 @@
 #include "calibration/measurements/ddp_steps.hpp"
 #include "calibration/validate/validate_ddp.hpp"
 #include "calibration/validate/validate_ddp_report.hpp"
-#include "cli/coll_args.hpp"
-#include "cli/ddp_predict.hpp"
-#include "cli/output_files.hpp"
-#include "cli/output_guard.hpp"
+#include "cli/input/coll_args.hpp"
+#include "cli/output/output_files.hpp"
+#include "cli/output/output_guard.hpp"
+#include "cli/step/ddp_predict.hpp"
 #include "core/error.hpp"
 #include "topology/loader.hpp"
 #include "workload/model/model_loader.hpp"

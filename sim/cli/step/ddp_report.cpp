@@ -1,5 +1,5 @@
 // Renderings of one simulated step.
-#include "cli/ddp_report.hpp"
+#include "cli/step/ddp_report.hpp"
 
 #include <cstdio>
 #include <sstream>

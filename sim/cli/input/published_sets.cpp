@@ -1,5 +1,5 @@
 // Published sets: the strict reading of the YAML file and one simulation per point.
-#include "cli/published_sets.hpp"
+#include "cli/input/published_sets.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -8,7 +8,7 @@
 #include <sstream>
 #include <system_error>
 
-#include "cli/coll_args.hpp"
+#include "cli/input/coll_args.hpp"
 #include "collectives/sweep.hpp"
 #include "core/error.hpp"
 #include "core/input_file.hpp"

@@ -1,5 +1,5 @@
 // The step's flags, read into options; a calibration applied to a cluster.
-#include "cli/ddp_predict.hpp"
+#include "cli/step/ddp_predict.hpp"
 
 #include "calibration/measurements/node_host.hpp"
 #include "calibration/validate/machine_match.hpp"

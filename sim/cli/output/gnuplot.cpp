@@ -1,4 +1,4 @@
-#include "cli/gnuplot.hpp"
+#include "cli/output/gnuplot.hpp"
 
 #include <unistd.h>
 

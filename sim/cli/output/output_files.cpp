@@ -1,6 +1,6 @@
 // OutputFiles: every temporary is written and flushed before the first rename, so a missing folder
 // or a full disk leaves nothing at any of the targets.
-#include "cli/output_files.hpp"
+#include "cli/output/output_files.hpp"
 
 #include <cstdio>
 #include <filesystem>

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "cli/ddp_predict.hpp"
+#include "cli/step/ddp_predict.hpp"
 #include "topology/cluster/cluster.hpp"
 #include "workload/ddp/memory_check.hpp"
 #include "workload/ddp/step_plan.hpp"

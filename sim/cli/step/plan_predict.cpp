@@ -1,10 +1,10 @@
-#include "cli/plan_predict.hpp"
+#include "cli/step/plan_predict.hpp"
 
 #include <cmath>
 #include <cstdlib>
 #include <vector>
 
-#include "cli/ddp_predict.hpp"
+#include "cli/step/ddp_predict.hpp"
 #include "core/error.hpp"
 
 namespace cs::cli {

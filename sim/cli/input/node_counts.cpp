@@ -1,4 +1,4 @@
-#include "cli/node_counts.hpp"
+#include "cli/input/node_counts.hpp"
 
 #include <cstdlib>
 #include <sstream>

@@ -1,11 +1,11 @@
 // The plot is a gnuplot script and its data in a temporary folder; gnuplot writes the image beside
 // the target, which is then renamed into place.
-#include "cli/scale_plot.hpp"
+#include "cli/output/scale_plot.hpp"
 
 #include <map>
 #include <sstream>
 
-#include "cli/gnuplot.hpp"
+#include "cli/output/gnuplot.hpp"
 
 namespace cs::cli {
 

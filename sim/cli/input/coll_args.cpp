@@ -1,5 +1,5 @@
 // The coll command's flag checks (coll_args.hpp).
-#include "cli/coll_args.hpp"
+#include "cli/input/coll_args.hpp"
 
 #include <algorithm>
 #include <cctype>

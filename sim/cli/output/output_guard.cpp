@@ -1,5 +1,5 @@
 // refuse_outputs_over_inputs and the input files of a measurement folder.
-#include "cli/output_guard.hpp"
+#include "cli/output/output_guard.hpp"
 
 #include <algorithm>
 #include <filesystem>
