@@ -46,6 +46,8 @@ TEST_CASE("clustersim ddp matches its golden outputs") {
       {"gpt2-dgx-h100-2node-n16.txt", topo("dgx-h100-2node.yaml") + model("gpt2.yaml") + "-n 16"},
       {"resnet50-dgx-h200-n8-unused.json",
        topo("dgx-h200.yaml") + model("resnet50.yaml") + "-n 8 --find-unused-parameters --json"},
+      {"gpt2-dgx-h200-n2-fsdp.txt",
+       topo("dgx-h200.yaml") + model("gpt2.yaml") + "-n 2 --batch 8 --strategy fsdp"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.golden);
@@ -129,6 +131,16 @@ TEST_CASE("clustersim ddp: bad flags exit 2 with one line") {
   cs::test::check_bad_input(ddp(base + "--momentum 0.9"),
                             "key 'momentum': applies only to --optimizer sgd");
   cs::test::check_bad_input(ddp(base + "--momentum -1"), "--momentum: Value -1 not in range");
+  // A batch or sequence below 1 is refused, not replaced by the model file's (issue 41).
+  cs::test::check_bad_input(ddp(base + "--batch -4"), "--batch: Value -4 not in range 1 to");
+  cs::test::check_bad_input(ddp(base + "--batch 0"), "--batch: Value 0 not in range 1 to");
+  cs::test::check_bad_input(ddp(base + "--seq 0"), "--seq: Value 0 not in range 1 to");
+  cs::test::check_bad_input(ddp(base + "--strategy zero3"), "--strategy: zero3 not in {ddp,fsdp}");
+  cs::test::check_bad_input(ddp(base + "--reshard-after-forward false"),
+                            "--reshard-after-forward, --param-dtype and --reduce-dtype apply only "
+                            "to --strategy fsdp");
+  cs::test::check_bad_input(ddp(base + "--strategy fsdp --no-ddp"),
+                            "--no-ddp is the plain step; it does not go with fsdp");
   // A host probe that is not one: the file's line and key.
   const std::string probe = (kRoot / "models" / "gpt2.yaml").string();
   cs::test::check_bad_input(ddp(base + "--host-probe '" + probe + "'"),

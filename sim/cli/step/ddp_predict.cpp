@@ -8,8 +8,24 @@
 namespace cs::cli {
 
 void add_step_flags(CLI::App* cmd, StepFlags& flags) {
-  cmd->add_option("--batch", flags.batch, "Per-GPU batch (default: the model file's)");
-  cmd->add_option("--seq", flags.seq, "Sequence length (default: the model file's)");
+  cmd->add_option("--batch", flags.batch, "Per-GPU batch, >= 1 (default: the model file's)")
+      ->check(CLI::Range(1, 1 << 24));
+  cmd->add_option("--seq", flags.seq, "Sequence length, >= 1 (default: the model file's)")
+      ->check(CLI::Range(1, 1 << 24));
+  cmd->add_option("--strategy", flags.strategy,
+                  "Data parallelism: ddp (DistributedDataParallel, the default) or fsdp (FSDP2's "
+                  "fully_shard per block and the root, one shard group over the ranks)")
+      ->check(CLI::IsMember({"ddp", "fsdp"}));
+  cmd->add_option("--reshard-after-forward", flags.reshard_after_forward,
+                  "fsdp: free a block's gathered parameters after its forward (true, the "
+                  "default) or keep them for backward (false)")
+      ->check(CLI::IsMember({"true", "false"}));
+  cmd->add_option("--param-dtype", flags.param_dtype,
+                  "fsdp: MixedPrecisionPolicy param_dtype, bf16 (default) or fp32")
+      ->check(CLI::IsMember({"bf16", "fp32"}));
+  cmd->add_option("--reduce-dtype", flags.reduce_dtype,
+                  "fsdp: MixedPrecisionPolicy reduce_dtype, fp32 (default) or bf16")
+      ->check(CLI::IsMember({"bf16", "fp32"}));
   cmd->add_option("--precision", flags.precision, "bf16 (autocast) or fp32");
   cmd->add_option("--optimizer", flags.optimizer, "sgd or adamw");
   cmd->add_option("--momentum", flags.momentum,
@@ -71,6 +87,17 @@ workload::TrainingOptions step_options(const StepFlags& a, const workload::Model
   }
   if (!(a.ddp.bucket_cap_mb > 0)) throw InputError("key 'bucket-cap-mb': must be above 0");
   o.ddp = a.ddp;
+  o.strategy = a.strategy == "fsdp" ? workload::Strategy::fsdp : workload::Strategy::ddp;
+  if (o.strategy != workload::Strategy::fsdp &&
+      (!a.reshard_after_forward.empty() || !a.param_dtype.empty() || !a.reduce_dtype.empty()))
+    throw InputError(
+        "key 'strategy': --reshard-after-forward, --param-dtype and --reduce-dtype apply only to "
+        "--strategy fsdp");
+  if (o.strategy == workload::Strategy::fsdp && !a.ddp.enabled)
+    throw InputError("key 'strategy': --no-ddp is the plain step; it does not go with fsdp");
+  o.fsdp.reshard_after_forward = a.reshard_after_forward != "false";
+  if (a.param_dtype == "fp32") o.fsdp.param_dtype = workload::Dtype::fp32;
+  if (a.reduce_dtype == "bf16") o.fsdp.reduce_dtype = workload::Dtype::bf16;
   if (a.pageable) o.input_pinned = false;
   if (a.compute != "measured" && a.compute != "work")
     throw InputError("key 'compute': unknown source '" + a.compute + "'; valid: measured, work");

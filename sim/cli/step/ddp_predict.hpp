@@ -24,8 +24,11 @@ struct StepFlags {
   int seq = 0;
   std::string precision;
   std::string optimizer;
-  double momentum = -1;      // --momentum; below 0: the model file's
-  workload::DdpOptions ddp;  // DDP's flags, read straight into its options
+  double momentum = -1;                   // --momentum; below 0: the model file's
+  workload::DdpOptions ddp;               // DDP's flags, read straight into its options
+  std::string strategy = "ddp";           // --strategy ddp|fsdp
+  std::string reshard_after_forward;      // --reshard-after-forward true|false (fsdp)
+  std::string param_dtype, reduce_dtype;  // --param-dtype, --reduce-dtype (fsdp)
   bool pageable = false;
   std::string compute = "measured";
   std::string measurement;

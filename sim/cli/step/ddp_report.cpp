@@ -19,7 +19,12 @@ std::string settings_line(const DdpReport& r) {
   s += workload::to_string(r.options.precision);
   s += ", ";
   s += workload::to_string(r.options.optimizer);
-  if (r.options.ddp.enabled) {
+  if (r.options.strategy == workload::Strategy::fsdp) {
+    s += ", FSDP2 (fully_shard on " + std::to_string(r.fsdp_units - 1) + " blocks and the root, " +
+         (r.options.fsdp.reshard_after_forward ? "reshard after forward" : "no reshard") +
+         ", params " + workload::to_string(r.options.fsdp.param_dtype) + ", reduce " +
+         workload::to_string(r.options.fsdp.reduce_dtype) + ")";
+  } else if (r.options.ddp.enabled) {
     char cap[32];
     std::snprintf(cap, sizeof cap, "%g", r.options.ddp.bucket_cap_mb);
     s += ", DDP (" + std::string(cap) + " MiB buckets: " + std::to_string(r.plan.buckets.size()) +
@@ -39,11 +44,11 @@ struct Row {
   double us;
 };
 
-std::vector<Row> rows(const workload::StepBreakdown& b) {
+std::vector<Row> rows(const workload::StepBreakdown& b, bool fsdp) {
   return {{"input_copy", "input copy", b.input_copy_us},
           {"forward", "forward", b.forward_us},
           {"backward", "backward", b.backward_us},
-          {"ddp_copies", "DDP copies", b.ddp_copies_us},
+          {"ddp_copies", fsdp ? "FSDP copies" : "DDP copies", b.ddp_copies_us},
           {"optimizer", "optimizer", b.optimizer_us},
           {"kernel_gaps", "gaps between kernels", b.kernel_gaps_us},
           {"overlap_slowdown", "overlap slowdown", b.overlap_slowdown_us},
@@ -64,24 +69,32 @@ std::string ddp_text(const DdpReport& r) {
   out << "# " << settings_line(r) << "\n";
   out << "# compute: " << r.plan.compute_note << "; GEMMs: " << r.compute.gemm_source << "\n";
   out << "# host: " << r.plan.host_note << "\n";
-  std::snprintf(line, sizeof line,
-                "# memory: %.1f GiB of %.1f GiB (params %.2f, grads %.2f, optimizer %.2f, "
-                "buckets %.2f, activations %.2f, outside PyTorch %.2f)\n",
-                r.memory.total / kGiB, r.memory.capacity / kGiB, r.memory.params / kGiB,
-                r.memory.grads / kGiB, r.memory.optimizer_state / kGiB, r.memory.ddp_buckets / kGiB,
-                r.memory.activations / kGiB, r.memory.outside / kGiB);
+  std::snprintf(
+      line, sizeof line,
+      "# memory: %.1f GiB of %.1f GiB (params %.2f, grads %.2f, optimizer %.2f, "
+      "%s %.2f, activations %.2f, outside PyTorch %.2f)\n",
+      r.memory.total / kGiB, r.memory.capacity / kGiB, r.memory.params / kGiB,
+      r.memory.grads / kGiB, r.memory.optimizer_state / kGiB,
+      r.options.strategy == workload::Strategy::fsdp ? "unsharded and reduce buffers" : "buckets",
+      (r.memory.ddp_buckets + r.memory.unsharded) / kGiB, r.memory.activations / kGiB,
+      r.memory.outside / kGiB);
   out << line;
   std::snprintf(line, sizeof line, "step                     %10.3f ms   %10.1f samples/s\n",
                 b.step_us / 1e3, samples_per_s(r));
   out << line;
-  for (const Row& row : rows(b)) {
+  for (const Row& row : rows(b, r.options.strategy == workload::Strategy::fsdp)) {
     std::snprintf(line, sizeof line, "  %-22s %10.3f ms\n", row.label, row.us / 1e3);
     out << line;
   }
-  std::snprintf(line, sizeof line,
-                "  (all-reduce %.3f ms on the NCCL stream, %.3f ms of it slowed by compute beside "
-                "it; host busy %.3f ms)\n",
-                b.communication_us / 1e3, b.communication_slowdown_us / 1e3, b.host_busy_us / 1e3);
+  std::snprintf(
+      line, sizeof line,
+      "  (%s %.3f ms on %s, %.3f ms of it slowed by compute beside "
+      "it; host busy %.3f ms)\n",
+      r.options.strategy == workload::Strategy::fsdp ? "all-gather and reduce-scatter"
+                                                     : "all-reduce",
+      b.communication_us / 1e3,
+      r.options.strategy == workload::Strategy::fsdp ? "their streams" : "the NCCL stream",
+      b.communication_slowdown_us / 1e3, b.host_busy_us / 1e3);
   out << line;
   if (r.ranks > 1 && !r.result.buckets.empty()) {
     out << "# buckets in launch order; times in ms from the step's start; alone: the all-reduce "
@@ -120,7 +133,8 @@ nlohmann::json ddp_json(const DdpReport& r) {
   out["step_ms"] = b.step_us / 1e3;
   out["samples_per_s"] = samples_per_s(r);
   nlohmann::json breakdown;
-  for (const Row& row : rows(b)) breakdown[row.key] = row.us / 1e3;
+  for (const Row& row : rows(b, r.options.strategy == workload::Strategy::fsdp))
+    breakdown[row.key] = row.us / 1e3;
   breakdown["communication"] = b.communication_us / 1e3;
   breakdown["communication_slowdown"] = b.communication_slowdown_us / 1e3;
   breakdown["host_busy"] = b.host_busy_us / 1e3;
@@ -160,7 +174,7 @@ std::string ddp_csv(const DdpReport& r) {
   char num[64];
   std::snprintf(num, sizeof num, ",%.6f,%.6f", b.step_us / 1e3, samples_per_s(r));
   row << num;
-  for (const Row& x : rows(b)) {
+  for (const Row& x : rows(b, r.options.strategy == workload::Strategy::fsdp)) {
     head << "," << x.key << "_ms";
     std::snprintf(num, sizeof num, ",%.6f", x.us / 1e3);
     row << num;

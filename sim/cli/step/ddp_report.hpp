@@ -27,6 +27,7 @@ struct DdpReport {
   int ranks = 1;
   int servers = 1;
   const std::vector<LinkLoad>* links = nullptr;  // the busiest links, for the trace
+  int fsdp_units = 0;  // FSDP2's units (the root and the blocks), with --strategy fsdp
 };
 
 std::string ddp_text(const DdpReport& r);

@@ -14,7 +14,8 @@ struct MemoryEstimate {
   double params = 0;
   double grads = 0;
   double optimizer_state = 0;
-  double ddp_buckets = 0;
+  double ddp_buckets = 0;     // DDP's buckets; FSDP's gradient and reduce-scatter buffers
+  double unsharded = 0;       // FSDP's gathered parameters in flight (0 for DDP)
   double activations = 0;     // saved for backward, at the step's batch and sequence
   double peak_backward = 0;   // persistent + the most of activations and gradients held at once
   double peak_optimizer = 0;  // persistent + gradients + the optimizer's foreach temporaries

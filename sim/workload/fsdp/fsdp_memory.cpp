@@ -28,7 +28,7 @@ MemoryEstimate estimate_fsdp_memory(const Model& model, const TrainingOptions& o
       second = std::max(second, b);
     }
   }
-  const double unsharded = fsdp.units.front().all_gather_bytes + largest + second;
+  e.unsharded = fsdp.units.front().all_gather_bytes + largest + second;
   // A unit's gradients in param_dtype and its reduce-scatter input, the previous input alive.
   const double per_element = dtype_bytes(fsdp.options.param_dtype);
   double reduce = 0;
@@ -36,7 +36,7 @@ MemoryEstimate estimate_fsdp_memory(const Model& model, const TrainingOptions& o
     reduce = std::max(reduce, u.elements * per_element + 2 * u.reduce_scatter_bytes);
   e.ddp_buckets = reduce;
   const double persistent = e.params + e.grads + e.optimizer_state;
-  e.peak_backward = persistent + e.activations + unsharded + reduce;
+  e.peak_backward = persistent + e.activations + e.unsharded + reduce;
   // AdamW's foreach temporaries are shard-sized.
   const double temporaries = options.optimizer == OptimizerKind::adamw ? e.params : 0.0;
   e.peak_optimizer = persistent + temporaries;

@@ -16,4 +16,5 @@ models=$root/models
 "$bin" ddp --topology "$topo/dgx-h100.yaml" --model "$models/bert-large.yaml" --compute work --pageable --csv > "$out/bert-large-h100-work.csv"
 "$bin" ddp --topology "$topo/dgx-h100-2node.yaml" --model "$models/gpt2.yaml" -n 16 > "$out/gpt2-dgx-h100-2node-n16.txt"
 "$bin" ddp --topology "$topo/dgx-h200.yaml" --model "$models/resnet50.yaml" -n 8 --find-unused-parameters --json > "$out/resnet50-dgx-h200-n8-unused.json"
+"$bin" ddp --topology "$topo/dgx-h200.yaml" --model "$models/gpt2.yaml" -n 2 --batch 8 --strategy fsdp > "$out/gpt2-dgx-h200-n2-fsdp.txt"
 echo "refreshed $(ls "$out" | grep -v refresh.sh | tr '\n' ' ')"
