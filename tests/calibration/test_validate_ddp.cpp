@@ -223,3 +223,57 @@ TEST_CASE("validate --ddp refuses --data beside it and an output over a step fil
   CHECK(cs::test::read_text_file(step_file) == before);
   fs::remove_all(toy);
 }
+
+TEST_CASE("FSDP2 step files: their variants read as FSDP, activation checkpointing marked") {
+  // A 2 x H200 run of calibrate/fsdp/fsdp_steps.py (schema clustersim-fsdp-steps/1).
+  const DdpStepFolder folder =
+      read_ddp_step_folder(std::string(CLUSTERSIM_SOURCE_DIR) + "/calibrate/data/h200x2-r7-fsdp");
+  const auto gpt2 = std::find_if(
+      folder.steps.begin(), folder.steps.end(),
+      [](const DdpStepFile& f) { return f.model == "gpt2" && f.batch == 8 && f.world_size == 2; });
+  REQUIRE(gpt2 != folder.steps.end());
+  std::vector<std::string> names;
+  for (const DdpVariant& v : gpt2->variants) names.push_back(v.name);
+  // Plain and DDP first, then FSDP's by name.
+  CHECK(names ==
+        std::vector<std::string>{"plain", "ddp25", "fsdp", "fsdp#2", "fsdp-ac", "fsdp-noreshard"});
+  CHECK(gpt2->variants[0].plain());
+  CHECK_FALSE(gpt2->variants[2].plain());
+  CHECK(gpt2->variants[2].fsdp);
+  CHECK(gpt2->variants[2].reshard_after_forward);
+  CHECK_FALSE(gpt2->variants[4].simulated);  // fsdp-ac
+  CHECK_FALSE(gpt2->variants[5].reshard_after_forward);
+  // FSDP rows are summed apart from DDP's. One run: plain 9 ms (predicted 9); ddp25 10 ms
+  // predicted 11 (+10 %, its overhead 2 against 1: +100 %); fsdp 20 ms predicted 24 (+20 %, its
+  // overhead 15 against 11: +4 / 11).
+  std::vector<DdpStepRow> rows(3);
+  for (DdpStepRow& r : rows) {
+    r.data = "d";
+    r.file = "f";
+    r.gpus = 2;
+  }
+  rows[0].variant = "plain";
+  rows[0].plain = true;
+  rows[0].measured_ms = 9;
+  rows[0].prior_ms = 9;
+  rows[1].variant = "ddp25";
+  rows[1].measured_ms = 10;
+  rows[1].prior_ms = 11;
+  rows[2].variant = "fsdp";
+  rows[2].fsdp = true;
+  rows[2].measured_ms = 20;
+  rows[2].prior_ms = 24;
+  const DdpValidation v = validate_ddp_steps(rows, false);
+  const auto summary = [&v](const std::string& what) {
+    for (const DdpSummaryRow& s : v.summary)
+      if (s.what == what && s.gpus == "all") return s;
+    FAIL("no summary row " << what);
+    return DdpSummaryRow{};
+  };
+  CHECK(summary("ddp step").points == 1);
+  CHECK(summary("ddp step").prior_median == doctest::Approx(0.10));
+  CHECK(summary("fsdp step").points == 1);
+  CHECK(summary("fsdp step").prior_median == doctest::Approx(0.20));
+  CHECK(summary("ddp overhead").prior_median == doctest::Approx(1.0));
+  CHECK(summary("fsdp overhead").prior_median == doctest::Approx(4.0 / 11.0));
+}

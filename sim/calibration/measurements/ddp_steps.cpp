@@ -54,23 +54,75 @@ std::optional<bool> recorded_nvls(const JsonReader& r) {
   return value != 0;
 }
 
-std::vector<DdpVariant> read_variants(const JsonReader& r) {
+// An FSDP2 variant of calibrate/fsdp/fsdp_steps.py; nullopt for another name.
+std::optional<DdpVariant> fsdp_variant(const JsonReader& variants, const std::string& name) {
+  if (name != "fsdp" && name != "fsdp-noreshard" && name != "fsdp-default" && name != "fsdp#2" &&
+      name != "fsdp-ac")
+    return std::nullopt;
+  const JsonReader v = variants.child(name);
+  v.only({"wrapper",
+          "blocks",
+          "block_count",
+          "block_params",
+          "root_params",
+          "reshard_after_forward",
+          "root_reshards_after_forward",
+          "param_dtype",
+          "reduce_dtype",
+          "activation_checkpointing",
+          "use_cache",
+          "params",
+          "step_ms_median",
+          "step_ms",
+          "rank_step_ms",
+          "rank_memory",
+          "peak_allocated_bytes",
+          "peak_reserved_bytes",
+          "eval_loss",
+          "host_call_ms_median"});
+  DdpVariant out;
+  out.name = name;
+  out.step_ms = v.positive("step_ms_median");
+  out.fsdp = true;
+  out.reshard_after_forward = name != "fsdp-noreshard";
+  out.simulated = name != "fsdp-ac";
+  return out;
+}
+
+std::vector<DdpVariant> read_variants(const JsonReader& r, bool fsdp_file) {
   const JsonReader variants = r.child("variants");
   const nlohmann::json& all = r.at("variants");
   if (all.empty()) variants.fail("", "no variants; ddp_steps.py writes plain and ddp<cap>");
   std::vector<DdpVariant> out;
   for (const auto& item : all.items()) {
     const std::string& name = item.key();
+    if (fsdp_file) {
+      if (std::optional<DdpVariant> f = fsdp_variant(variants, name)) {
+        out.push_back(*f);
+        continue;
+      }
+    }
     const std::optional<double> cap = bucket_cap_of(name);
     if (!cap)
       variants.fail(name,
                     "unknown variant; valid: plain (no DDP) or ddp<cap> (DDP with a bucket cap "
                     "in MiB, as ddp25)");
     const JsonReader v = variants.child(name);
-    v.only({"step_ms_median", "step_ms", "rank_step_ms", "peak_allocated_bytes", "ddp_buckets"});
-    out.push_back({name, *cap, v.positive("step_ms_median")});
+    if (fsdp_file) {
+      v.only({"wrapper", "bucket_cap_mb", "params", "step_ms_median", "step_ms", "rank_step_ms",
+              "rank_memory", "peak_allocated_bytes", "peak_reserved_bytes", "ddp_buckets",
+              "eval_loss", "host_call_ms_median"});
+    } else {
+      v.only({"step_ms_median", "step_ms", "rank_step_ms", "peak_allocated_bytes", "ddp_buckets"});
+    }
+    DdpVariant d;
+    d.name = name;
+    d.bucket_cap_mb = *cap;
+    d.step_ms = v.positive("step_ms_median");
+    out.push_back(d);
   }
   std::sort(out.begin(), out.end(), [](const DdpVariant& a, const DdpVariant& b) {
+    if (a.fsdp != b.fsdp) return !a.fsdp;  // plain and DDP first, then FSDP
     return a.bucket_cap_mb != b.bucket_cap_mb ? a.bucket_cap_mb < b.bucket_cap_mb : a.name < b.name;
   });
   return out;
@@ -83,12 +135,20 @@ std::optional<DdpStepFile> parse_ddp_step_file(const std::string& text,
   check_is_text(text, file_name, "a DDP step file is JSON text");
   const nlohmann::json doc = parse_json(text, file_name);
   // Other JSON of a run's folder (host probes, fitted files) is not a step file.
-  if (!doc.is_object() || !doc.contains("schema") || doc["schema"] != kDdpStepsSchema)
+  if (!doc.is_object() || !doc.contains("schema") ||
+      (doc["schema"] != kDdpStepsSchema && doc["schema"] != kFsdpStepsSchema))
     return std::nullopt;
+  const bool fsdp_file = doc["schema"] == kFsdpStepsSchema;
   const JsonLines lines(file_name, text);
   const JsonReader r(doc, lines, "", "");
-  r.only({"schema", "model", "batch", "seq", "precision", "optimizer", "momentum", "world_size",
-          "launch", "steps", "warmup", "date", "node", "variants"});
+  if (fsdp_file) {
+    r.only({"schema", "model", "source", "batch", "global_batch", "seq", "precision", "autocast",
+            "optimizer", "momentum", "world_size", "params", "launch", "steps", "warmup", "date",
+            "node", "variants"});
+  } else {
+    r.only({"schema", "model", "batch", "seq", "precision", "optimizer", "momentum", "world_size",
+            "launch", "steps", "warmup", "date", "node", "variants"});
+  }
   DdpStepFile f;
   f.file = file_name;
   f.model = r.text("model");
@@ -103,7 +163,7 @@ std::optional<DdpStepFile> parse_ddp_step_file(const std::string& text,
   f.world_size = r.integer("world_size", 1, kMaxCount);
   f.world_size_at = lines.at("/world_size");
   f.nvls = recorded_nvls(r);
-  f.variants = read_variants(r);
+  f.variants = read_variants(r, fsdp_file);
   return f;
 }
 

@@ -13,13 +13,20 @@
 namespace cs::cal {
 
 inline constexpr const char* kDdpStepsSchema = "clustersim-ddp-steps/1";
+// calibrate/fsdp/fsdp_steps.py's files: the same run fields, variants plain, ddp<cap> and FSDP2's
+// (fsdp, fsdp-noreshard, fsdp-default, fsdp#2: a second build; fsdp-ac: activation
+// checkpointing, not simulated yet).
+inline constexpr const char* kFsdpStepsSchema = "clustersim-fsdp-steps/1";
 
 // One way of running the step: its name in the file and its measured time.
 struct DdpVariant {
-  std::string name;          // "plain", "ddp25", "ddp2.5"
-  double bucket_cap_mb = 0;  // ddp<cap>: the cap in MiB; 0: plain (no DDP wrapper)
+  std::string name;          // "plain", "ddp25", "ddp2.5", "fsdp", "fsdp-noreshard"
+  double bucket_cap_mb = 0;  // ddp<cap>: the cap in MiB; 0: plain (no DDP wrapper) or FSDP
   double step_ms = 0;        // step_ms_median: the median over steps of the slowest rank's step
-  bool plain() const { return bucket_cap_mb == 0; }
+  bool fsdp = false;         // an FSDP2 variant
+  bool reshard_after_forward = true;  // FSDP2's
+  bool simulated = true;              // false: a setting the simulator does not run (fsdp-ac)
+  bool plain() const { return !fsdp && bucket_cap_mb == 0; }
 };
 
 struct DdpStepFile {

@@ -77,19 +77,35 @@ DdpValidation validate_ddp_steps(std::vector<DdpStepRow> rows, bool calibrated) 
   }
   DdpValidation v;
   const ErrorsOf ddp_step = [](const DdpStepRow& r) {
-    return r.plain ? Errors{} : Errors{r.prior_error, r.calibrated_error};
+    return r.plain || r.fsdp ? Errors{} : Errors{r.prior_error, r.calibrated_error};
+  };
+  const ErrorsOf fsdp_step = [](const DdpStepRow& r) {
+    return r.fsdp ? Errors{r.prior_error, r.calibrated_error} : Errors{};
   };
   const ErrorsOf plain_step = [](const DdpStepRow& r) {
     return r.plain ? Errors{r.prior_error, r.calibrated_error} : Errors{};
   };
   const ErrorsOf overhead = [](const DdpStepRow& r) {
-    return r.overhead ? Errors{r.overhead->prior_error, r.overhead->calibrated_error} : Errors{};
+    return r.overhead && !r.fsdp ? Errors{r.overhead->prior_error, r.overhead->calibrated_error}
+                                 : Errors{};
+  };
+  const ErrorsOf fsdp_overhead = [](const DdpStepRow& r) {
+    return r.overhead && r.fsdp ? Errors{r.overhead->prior_error, r.overhead->calibrated_error}
+                                : Errors{};
   };
   for (const auto& [what, errors_of] :
        {std::pair{"ddp step", ddp_step}, std::pair{"plain step", plain_step},
         std::pair{"ddp overhead", overhead}}) {
     for (const char* gpus : {"1", ">=2", "all"})
       v.summary.push_back(summarise(rows, what, gpus, errors_of));
+  }
+  // FSDP's groups only where FSDP2 runs were given (the DDP tables stay as they were).
+  if (std::any_of(rows.begin(), rows.end(), [](const DdpStepRow& r) { return r.fsdp; })) {
+    for (const auto& [what, errors_of] :
+         {std::pair{"fsdp step", fsdp_step}, std::pair{"fsdp overhead", fsdp_overhead}}) {
+      for (const char* gpus : {"1", ">=2", "all"})
+        v.summary.push_back(summarise(rows, what, gpus, errors_of));
+    }
   }
   v.rows = std::move(rows);
   return v;
@@ -104,6 +120,7 @@ DdpStepRow measured_row(const std::string& data, const DdpStepFile& f, const Ddp
   row.gpus = f.world_size;
   row.variant = v.name;
   row.plain = v.plain();
+  row.fsdp = v.fsdp;
   row.measured_ms = v.step_ms;
   return row;
 }

@@ -32,6 +32,7 @@ struct DdpStepRow {
   int gpus = 1;
   std::string variant;  // plain, ddp<cap>
   bool plain = false;
+  bool fsdp = false;  // an FSDP2 variant: summed as "fsdp step" and "fsdp overhead"
   double measured_ms = 0;
   double prior_ms = 0;
   std::optional<double> calibrated_ms;  // with a calibration

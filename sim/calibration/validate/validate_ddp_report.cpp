@@ -41,21 +41,21 @@ std::string table_line(const std::vector<std::pair<int, std::string>>& cells) {
   return trimmed(out.c_str());
 }
 
-std::string step_header(bool calibrated) {
-  std::vector<std::pair<int, std::string>> c = {{-12, "model"},  {5, "batch"},    {4, "gpus"},
-                                                {-8, "variant"}, {9, "measured"}, {9, "prior"},
-                                                {8, "error"}};
+std::string step_header(bool calibrated, int variant_width) {
+  std::vector<std::pair<int, std::string>> c = {
+      {-12, "model"},  {5, "batch"}, {4, "gpus"}, {-variant_width, "variant"},
+      {9, "measured"}, {9, "prior"}, {8, "error"}};
   if (calibrated) c.insert(c.end(), {{9, "calib"}, {8, "error"}});
   c.insert(c.end(), {{10, "ovh meas"}, {9, "ovh prior"}, {8, "error"}});
   if (calibrated) c.insert(c.end(), {{9, "ovh calib"}, {8, "error"}});
   return table_line(c);
 }
 
-std::string step_line(const DdpStepRow& r, bool calibrated) {
+std::string step_line(const DdpStepRow& r, bool calibrated, int variant_width) {
   std::vector<std::pair<int, std::string>> c = {{-12, r.model},
                                                 {5, std::to_string(r.batch)},
                                                 {4, std::to_string(r.gpus)},
-                                                {-8, r.variant},
+                                                {-variant_width, r.variant},
                                                 {9, ms(r.measured_ms)},
                                                 {9, ms(r.prior_ms)},
                                                 {8, signed_percent(r.prior_error)}};
@@ -130,9 +130,12 @@ std::string ddp_validation_text(const DdpValidation& v) {
   for (const std::string& data : v.data) {
     if (std::find(sections.begin(), sections.end(), data) != sections.end()) continue;
     sections.push_back(data);
-    out += "\nSteps of " + data + ", ms:\n" + step_header(v.calibrated());
+    // The variant column: as wide as its longest name (8 for plain and ddp<cap>).
+    int width = 8;
+    for (const DdpStepRow& r : v.rows) width = std::max(width, static_cast<int>(r.variant.size()));
+    out += "\nSteps of " + data + ", ms:\n" + step_header(v.calibrated(), width);
     for (const DdpStepRow& r : v.rows) {
-      if (r.data == data) out += step_line(r, v.calibrated());
+      if (r.data == data) out += step_line(r, v.calibrated(), width);
     }
   }
   out +=

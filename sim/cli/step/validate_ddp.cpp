@@ -73,6 +73,11 @@ StepFlags flags_of(const cal::DdpStepFile& f, const cal::DdpVariant& v) {
   flags.precision = f.precision;
   flags.optimizer = f.optimizer;
   if (f.optimizer == "sgd") flags.momentum = f.momentum.value_or(0);
+  if (v.fsdp) {
+    flags.strategy = "fsdp";
+    flags.reshard_after_forward = v.reshard_after_forward ? "true" : "false";
+    return flags;
+  }
   flags.ddp.enabled = !v.plain();
   if (!v.plain()) {
     flags.ddp.bucket_cap_mb = v.bucket_cap_mb;
@@ -85,11 +90,16 @@ StepFlags flags_of(const cal::DdpStepFile& f, const cal::DdpVariant& v) {
 // it ran): the node's host, as --host-probe takes it.
 std::string host_probe_of(const std::string& folder, int gpus) {
   std::string path = folder + "/host_probe-n" + std::to_string(gpus) + ".json";
-  if (!std::filesystem::exists(path))
-    throw InputError(SourceLoc{folder, 0}, "",
-                     "--host-probes: no host_probe-n" + std::to_string(gpus) +
-                         ".json in this folder (calibrate/ddp/run_ddp.sh writes one)");
-  return path;
+  if (std::filesystem::exists(path)) return path;
+  // A run that probed its host at one process count only (calibrate/fsdp/run_fsdp.sh): that
+  // probe, whose one-process figures serve a one-GPU run.
+  for (int n = 1; n <= 64; ++n) {
+    path = folder + "/host_probe-n" + std::to_string(n) + ".json";
+    if (std::filesystem::exists(path)) return path;
+  }
+  throw InputError(SourceLoc{folder, 0}, "",
+                   "--host-probes: no host_probe-n" + std::to_string(gpus) +
+                       ".json in this folder (calibrate/ddp/run_ddp.sh writes one)");
 }
 
 // One variant's step in ms, as `clustersim ddp` predicts it.
@@ -171,6 +181,7 @@ void run_validate_ddp(const ValidateDdpArgs& a) {
       const ScopedNvlsEnable nvls(f.nvls.value_or(false));
       const workload::Model& model = models.at(f.model);
       for (const cal::DdpVariant& v : f.variants) {
+        if (!v.simulated) continue;  // fsdp-ac: activation checkpointing is not simulated yet
         cal::DdpStepRow row = cal::measured_row(cal::base_name(folder.folder), f, v);
         try {
           StepFlags flags = flags_of(f, v);
