@@ -17,9 +17,14 @@ namespace {
 const std::string kRoot = CLUSTERSIM_SOURCE_DIR;
 
 // The READMEs a user reads; each example in them is checked.
-const char* const kReadmes[] = {
-    "README.md",           "sim/README.md",      "topologies/README.md", "models/README.md",
-    "calibrate/README.md", "sim/plan/README.md", "tests/fuzz/README.md"};
+const char* const kReadmes[] = {"README.md",
+                                "sim/README.md",
+                                "topologies/README.md",
+                                "models/README.md",
+                                "calibrate/README.md",
+                                "sim/plan/README.md",
+                                "tests/fuzz/README.md",
+                                "calibrate/fsdp/README.md"};
 
 struct Example {
   std::string readme;

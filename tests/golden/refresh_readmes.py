@@ -15,7 +15,8 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 READMES = ["README.md", "sim/README.md", "topologies/README.md", "models/README.md",
-           "calibrate/README.md", "sim/plan/README.md", "tests/fuzz/README.md"]
+           "calibrate/README.md", "sim/plan/README.md", "tests/fuzz/README.md",
+           "calibrate/fsdp/README.md"]
 PROMPT = "$ clustersim "
 
 
