@@ -61,10 +61,10 @@ class FsdpProgram {
 
   // unshard(): the local shard copied into the all-gather's input on the copy-in stream, then
   // the all-gather on its stream; `after` is what the all-gather streams wait on first.
-  void all_gather(int unit, std::vector<EventId> after) {
+  void all_gather(int unit, const std::vector<EventId>& after) {
     const FsdpUnit& u = fsdp_.units[static_cast<std::size_t>(unit)];
     g_.kernels(copy_in_, copy_task("all-gather copy-in " + u.name, u.copy_in_us, host()),
-               "fsdp_copy_in", std::move(after));
+               "fsdp_copy_in", after);
     out_.all_gathers.push_back(
         g_.collective(all_gather_, u.all_gather, host(), {g_.record(copy_in_)}));
     gathered_[static_cast<std::size_t>(unit)] = g_.record(all_gather_);

@@ -38,7 +38,7 @@ const Task* StepGraph::own(Task task) {
 }
 
 NodeId StepGraph::kernels(StreamId stream, Task task, std::string category,
-                          std::vector<EventId> waits) {
+                          const std::vector<EventId>& waits) {
   if (task.kernels == 0 && !(task.gpu_us > 0)) return -1;
   return kernels_ref(stream, *own(std::move(task)), std::move(category), waits);
 }
@@ -57,7 +57,7 @@ NodeId StepGraph::kernels_ref(StreamId stream, const Task& task, std::string cat
 }
 
 NodeId StepGraph::collective(StreamId stream, CollectiveKernel kernel, double host_us,
-                             std::vector<EventId> waits) {
+                             const std::vector<EventId>& waits) {
   CS_ASSERT(streams_[static_cast<std::size_t>(stream)].kind == StreamKind::communication,
             "a collective on a compute stream");
   Node n;

@@ -68,14 +68,15 @@ class StepGraph {
   // The host launches `task`'s kernels on `stream`, each after host_us_per_kernel; the first
   // waits for `waits` (cudaStreamWaitEvent before it). Its GPU time is summed under `category`.
   // No node when the task has no kernels and no GPU time.
-  NodeId kernels(StreamId stream, Task task, std::string category, std::vector<EventId> waits = {});
+  NodeId kernels(StreamId stream, Task task, std::string category,
+                 const std::vector<EventId>& waits = {});
   // The same for a task the caller keeps alive until the graph is executed (no copy: a plan's
   // layers, thousands of kernel times).
   NodeId kernels_ref(StreamId stream, const Task& task, std::string category,
                      const std::vector<EventId>& waits = {});
   // The host launches a collective on `stream` after `host_us` of launch work.
   NodeId collective(StreamId stream, CollectiveKernel kernel, double host_us,
-                    std::vector<EventId> waits = {});
+                    const std::vector<EventId>& waits = {});
   // An event recorded after everything issued to `stream` so far (cudaEventRecord): it fires when
   // that work ends, at once when there is none.
   EventId record(StreamId stream);
