@@ -115,15 +115,26 @@ std::string text_table(const std::vector<plan::Candidate>& cs, const workload::M
       out_of_run.push_back(&c);
       continue;
     }
+    // Beside the row: a limit it passes, and why its cost is unknown.
+    std::string notes = c.over_limit;
+    if (!c.cost_unknown.empty()) {
+      notes += (notes.empty() ? "" : "; ") + ("cost unknown: " + c.cost_unknown);
+    }
+    if (!notes.empty()) notes = "  (" + notes + ")";
+    char cost[3][32] = {"unknown", "-", "-"};
+    if (c.cost_unknown.empty()) {
+      std::snprintf(cost[0], sizeof cost[0], "%.0f", c.usd);
+      std::snprintf(cost[1], sizeof cost[1], "%.3f", c.usd_per_million);
+      std::snprintf(cost[2], sizeof cost[2], "%.2f", c.usd_per_hour);
+    }
     std::snprintf(line, sizeof line,
-                  "%s  %-24s %5d %5d %5d %9.2f %12.1f %5.1f%% %9.1f %11.0f %8.3f %8.2f %8.2f "
+                  "%s  %-24s %5d %5d %5d %9.2f %12.1f %5.1f%% %9.1f %11s %8s %8s %8.2f "
                   "%9.2f%s\n",
                   c.pareto ? "*" : " ", c.topology.c_str(), c.servers, c.gpus, c.batch_per_gpu,
                   c.step_s * 1e3,
                   target.kind == plan::TargetKind::tokens ? c.tokens_per_s : c.samples_per_s,
-                  100 * c.efficiency, c.hours, c.usd, c.usd_per_million, c.usd_per_hour,
-                  c.exposed_communication_ms, c.compute_ms,
-                  c.over_limit.empty() ? "" : ("  (" + c.over_limit + ")").c_str());
+                  100 * c.efficiency, c.hours, cost[0], cost[1], cost[2],
+                  c.exposed_communication_ms, c.compute_ms, notes.c_str());
     out << line;
   }
   for (const plan::Candidate* c : out_of_run) {
@@ -159,16 +170,24 @@ nlohmann::json candidate_json(const plan::Candidate& c) {
   } else {
     j["why_not"] = c.why_not;
   }
+  if (!c.cost_unknown.empty()) j["cost_unknown"] = c.cost_unknown;
   if (!c.price_source.empty()) j["price_source"] = c.price_source;
   if (!c.compute_note.empty()) j["compute"] = c.compute_note;
   return j;
+}
+
+// Free text in quotes, its quotes doubled (RFC 4180).
+std::string csv_quoted(const std::string& text) {
+  std::string out = "\"";
+  for (char ch : text) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return out + "\"";
 }
 
 std::string csv_table(const std::vector<plan::Candidate>& cs) {
   std::ostringstream out;
   out << "topology,servers,gpus,batch_per_gpu";
   for (const char* name : kCandidateColumns) out << "," << name;
-  out << ",pareto,over_limit,why_not\n";
+  out << ",pareto,over_limit,why_not,cost_unknown\n";
   char number[64];
   for (const plan::Candidate& c : cs) {
     out << c.topology << "," << c.servers << "," << c.gpus << "," << c.batch_per_gpu;
@@ -182,10 +201,7 @@ std::string csv_table(const std::vector<plan::Candidate>& cs) {
       }
     }
     out << "," << (c.why_not.empty() ? (c.pareto ? "true" : "false") : "") << "," << c.over_limit
-        << ",\"";
-    // Free text in quotes, its quotes doubled (RFC 4180).
-    for (char ch : c.why_not) out << (ch == '"' ? std::string("\"\"") : std::string(1, ch));
-    out << "\"\n";
+        << "," << csv_quoted(c.why_not) << "," << csv_quoted(c.cost_unknown) << "\n";
   }
   return out.str();
 }
@@ -199,7 +215,7 @@ void plot_plan(const std::vector<plan::Candidate>& cs, const std::string& title,
   std::map<std::string, std::ostringstream> series;
   std::vector<const plan::Candidate*> on_front;
   for (const plan::Candidate& c : cs) {
-    if (!c.why_not.empty()) continue;
+    if (!c.why_not.empty() || !c.cost_unknown.empty()) continue;  // no cost to draw
     if (!series.count(c.topology)) order.push_back(c.topology);
     series[c.topology] << c.hours << " " << c.usd << " \"x" << c.servers << "\"\n";
     if (c.pareto) on_front.push_back(&c);

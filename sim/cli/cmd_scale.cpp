@@ -48,6 +48,19 @@ struct Point {
   std::string host_note;  // the host its host costs are for (StepPlan::host_note)
 };
 
+// The --gpus counts a topology is too small for: said beside the table rather than dropped.
+struct Skipped {
+  std::string topology;
+  int available = 0;  // the topology's GPUs
+  std::vector<int> gpus;
+};
+
+// Everything one topology gives: its points, and the counts it had no GPUs for.
+struct Scaled {
+  std::vector<Point> points;
+  Skipped skipped;
+};
+
 // "1,2,4,8" -> counts; empty -> powers of two up to the topology's GPUs, and that count.
 std::vector<int> gpu_counts(const std::string& text, int available) {
   std::vector<int> out;
@@ -97,10 +110,10 @@ Point predict_point(const topo::Cluster& cluster, const workload::Model& model,
   return pt;
 }
 
-std::vector<Point> scale_one(const std::string& path, const workload::Model& model,
-                             const ScaleArgs& a) {
+Scaled scale_one(const std::string& path, const workload::Model& model, const ScaleArgs& a) {
   const workload::TrainingOptions base = step_options(a.step, model);
-  std::vector<Point> points;
+  Scaled out;
+  std::vector<Point>& points = out.points;
   if (!a.nodes.empty()) {
     // --nodes: the file's cluster resized to each count, every GPU of it.
     std::vector<int> counts = parse_node_counts(a.nodes);
@@ -117,8 +130,12 @@ std::vector<Point> scale_one(const std::string& path, const workload::Model& mod
     std::vector<int> counts = gpu_counts(a.gpus, available);
     std::sort(counts.begin(), counts.end());
     counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+    out.skipped = {cluster.name, available, {}};
     for (int n : counts) {
-      if (n > available) continue;  // a topology smaller than the count: no point
+      if (n > available) {  // a topology smaller than the count: no point, but a word
+        out.skipped.gpus.push_back(n);
+        continue;
+      }
       points.push_back(predict_point(cluster, model, base, n, a.strong));
     }
   }
@@ -128,7 +145,19 @@ std::vector<Point> scale_one(const std::string& path, const workload::Model& mod
     const double base_per_gpu = points.front().samples_per_s / points.front().gpus;
     pt.efficiency = base_per_gpu > 0 ? pt.samples_per_s / pt.gpus / base_per_gpu : 0.0;
   }
-  return points;
+  return out;
+}
+
+std::string joined(const std::vector<int>& counts) {
+  std::string text;
+  for (int n : counts) text += (text.empty() ? "" : ",") + std::to_string(n);
+  return text;
+}
+
+// "dgx-h100-2node has 16 GPUs: skipped --gpus 32,64": one line per topology that skipped a count.
+std::string skipped_text(const Skipped& s) {
+  return s.topology + " has " + std::to_string(s.available) + " GPUs: skipped --gpus " +
+         joined(s.gpus) + " (--nodes resizes the file's cluster)";
 }
 
 void run_scale(const ScaleArgs& a) {
@@ -137,8 +166,22 @@ void run_scale(const ScaleArgs& a) {
   refuse_outputs_over_inputs({{"--plot", a.plot}}, inputs);
   const workload::Model model = workload::load_model_file(a.model);
   std::vector<Point> all;
+  std::vector<Skipped> skipped;
   for (const std::string& t : a.topologies) {
-    for (const Point& p : scale_one(t, model, a)) all.push_back(p);
+    Scaled one = scale_one(t, model, a);
+    all.insert(all.end(), one.points.begin(), one.points.end());
+    if (!one.skipped.gpus.empty()) skipped.push_back(std::move(one.skipped));
+  }
+  if (all.empty()) {  // every count was skipped: an empty table would look like a result
+    std::string sizes;
+    int most = 0;
+    for (const Skipped& s : skipped) {
+      sizes += (sizes.empty() ? "" : ", ") + s.topology + ": " + std::to_string(s.available);
+      most = std::max(most, s.available);
+    }
+    throw InputError("--gpus " + a.gpus + ": more GPUs than any topology has (" + sizes +
+                     "); give counts up to " + std::to_string(most) +
+                     ", or server counts with --nodes to resize the file's cluster");
   }
   if (!a.plot.empty()) {
     std::vector<PlotPoint> plot;
@@ -159,13 +202,21 @@ void run_scale(const ScaleArgs& a) {
                       {"exposed_communication_ms", p.exposed_ms},
                       {"allreduce_ms", p.allreduce_ms}});
     }
-    std::cout << nlohmann::json{{"model", model.name}, {"strong", a.strong}, {"points", rows}}.dump(
-                     2)
-              << "\n";
+    nlohmann::json doc = {{"model", model.name}, {"strong", a.strong}, {"points", rows}};
+    if (!skipped.empty()) {
+      doc["skipped"] = nlohmann::json::array();
+      for (const Skipped& s : skipped) {
+        doc["skipped"].push_back(
+            {{"topology", s.topology}, {"available_gpus", s.available}, {"gpus", s.gpus}});
+      }
+    }
+    std::cout << doc.dump(2) << "\n";
     return;
   }
   char line[256];
   if (a.csv) {
+    // CSV has no comment lines: what was skipped goes to standard error.
+    for (const Skipped& s : skipped) std::cerr << "clustersim scale: " << skipped_text(s) << "\n";
     std::cout << "topology,gpus,servers,batch_per_gpu,step_ms,samples_per_s,efficiency,"
                  "exposed_communication_ms,allreduce_ms\n";
   } else {
@@ -177,6 +228,7 @@ void run_scale(const ScaleArgs& a) {
         hosts.push_back(p.host_note);
     }
     for (const std::string& h : hosts) std::cout << "# host: " << h << "\n";
+    for (const Skipped& s : skipped) std::cout << "# " << skipped_text(s) << "\n";
     std::snprintf(line, sizeof line, "%-28s %6s %7s %6s %10s %12s %6s %10s %10s\n", "# topology",
                   "gpus", "servers", "batch", "step ms", "samples/s", "eff", "exposed ms",
                   "allred ms");
@@ -205,7 +257,9 @@ void add_scale_command(CLI::App& app) {
   cmd->add_option("--model,-m", args->model, "Model file (models/*.yaml)")->required();
   cmd->add_option("--topology,-t", args->topologies, "Topology YAML file (repeatable)")->required();
   auto* gpus = cmd->add_option(
-      "--gpus", args->gpus, "GPU counts, e.g. 1,2,4,8,16 (default: powers of two up to all GPUs)");
+      "--gpus", args->gpus,
+      "GPU counts, e.g. 1,2,4,8,16 (default: powers of two up to all GPUs); counts past a "
+      "topology's GPUs are skipped with a line that says so");
   cmd->add_option("--nodes", args->nodes,
                   "Server counts instead of GPU counts, e.g. 1,2,4,8: the file's cluster resized "
                   "to each (its fabric generator with it), every GPU of it")

@@ -116,6 +116,8 @@ SweepPoints::SweepPoints(const plan::SweepFile& sweep) : sweep_(sweep) {
       columns_.emplace_back(name);
       numeric_.push_back(true);
     }
+    columns_.emplace_back("cost_unknown");  // a point without a price: why it has no cost
+    numeric_.push_back(false);
   } else {
     for (const Column& c : sweep_.command == plan::SweepCommand::ddp ? kDdpColumns : kCollColumns) {
       columns_.emplace_back(c.name);
@@ -245,6 +247,7 @@ std::vector<std::string> SweepPoints::run_plan(const std::map<std::string, std::
     }
     cells.push_back(cell);
   }
+  cells.push_back(c.cost_unknown);
   cells.push_back(c.why_not);
   return cells;
 }

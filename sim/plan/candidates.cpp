@@ -31,10 +31,10 @@ void evaluate(Candidate& c, const Target& target, const Limits& limits) {
   c.efficiency = c.single_gpu_step_s > 0
                      ? c.samples_per_s / c.gpus / (c.batch_per_gpu / c.single_gpu_step_s)
                      : 0.0;
+  double work_per_s = c.samples_per_s;  // what usd_per_million counts: samples or tokens
   switch (target.kind) {
     case TargetKind::samples:
       c.steps = std::ceil(target.amount / samples_per_step);
-      c.usd_per_million = c.usd_per_hour / 3600.0 / c.samples_per_s * 1e6;
       break;
     case TargetKind::tokens:
       if (c.seq <= 0) {
@@ -42,18 +42,21 @@ void evaluate(Candidate& c, const Target& target, const Limits& limits) {
         return;
       }
       c.steps = std::ceil(target.amount / (samples_per_step * c.seq));
-      c.usd_per_million = c.usd_per_hour / 3600.0 / c.tokens_per_s * 1e6;
+      work_per_s = c.tokens_per_s;
       break;
     case TargetKind::steps:
       c.steps = std::ceil(target.amount);
-      c.usd_per_million = c.usd_per_hour / 3600.0 / c.samples_per_s * 1e6;
       break;
   }
   c.hours = c.steps * c.step_s / 3600.0;
-  c.usd = c.hours * c.usd_per_hour;
+  const bool priced = c.cost_unknown.empty();
+  if (priced) {
+    c.usd = c.hours * c.usd_per_hour;
+    c.usd_per_million = c.usd_per_hour / 3600.0 / work_per_s * 1e6;
+  }
   if (limits.max_hours > 0 && c.hours > limits.max_hours) {
     c.over_limit = "over --max-hours";
-  } else if (limits.max_usd > 0 && c.usd > limits.max_usd) {
+  } else if (priced && limits.max_usd > 0 && c.usd > limits.max_usd) {
     c.over_limit = "over --max-cost";
   }
 }
@@ -62,7 +65,7 @@ void mark_pareto(std::vector<Candidate>& candidates) {
   std::vector<Candidate*> open;
   for (Candidate& c : candidates) {
     c.pareto = false;
-    if (c.why_not.empty() && c.over_limit.empty()) open.push_back(&c);
+    if (c.why_not.empty() && c.cost_unknown.empty() && c.over_limit.empty()) open.push_back(&c);
   }
   // Fastest first (cheapest first among equal times): a candidate is on the front when it is
   // cheaper than every faster one.
@@ -83,12 +86,16 @@ void mark_pareto(std::vector<Candidate>& candidates) {
 }
 
 void sort_by_cost(std::vector<Candidate>& candidates) {
+  // 0: a cost to sort by; 1: a time but no cost; 2: no numbers.
+  const auto group = [](const Candidate& c) {
+    return !c.why_not.empty() ? 2 : !c.cost_unknown.empty() ? 1 : 0;
+  };
   std::stable_sort(candidates.begin(), candidates.end(),
-                   [](const Candidate& a, const Candidate& b) {
-                     const bool a_has = a.why_not.empty();
-                     const bool b_has = b.why_not.empty();
-                     if (a_has != b_has) return a_has;
-                     if (!a_has) return false;
+                   [&group](const Candidate& a, const Candidate& b) {
+                     const int ga = group(a);
+                     const int gb = group(b);
+                     if (ga != gb) return ga < gb;
+                     if (ga == 2) return false;
                      return std::tie(a.usd, a.hours, a.topology, a.servers) <
                             std::tie(b.usd, b.hours, b.topology, b.servers);
                    });

@@ -18,7 +18,8 @@ struct Target {
 const char* to_string(TargetKind kind);  // "samples", "tokens", "steps"
 
 // One cluster size of one topology, as the step model predicted it. A candidate that could not be
-// predicted (the model does not fit, no price) carries the reason instead of the numbers.
+// predicted (the model does not fit) carries the reason instead of the numbers; one without a
+// price has its time and throughput, and the reason its cost is unknown.
 struct Candidate {
   std::string topology;
   int servers = 0;
@@ -34,7 +35,8 @@ struct Candidate {
   double compute_ms = 0;  // forward + backward + optimizer on the compute stream
   double exposed_communication_ms = 0;
   double host_bound_idle_ms = 0;
-  std::string why_not;  // non-empty: no numbers below, this says why
+  std::string why_not;       // non-empty: no numbers below, this says why
+  std::string cost_unknown;  // non-empty: no price, so no cost figures below; this says why
 
   // Filled by evaluate():
   double samples_per_s = 0;
@@ -53,17 +55,18 @@ struct Limits {
   double max_usd = 0;    // 0: none
 };
 
-// Fills the derived numbers of a candidate that has a step time and a price. The run takes
-// ceil(target / work per step) steps; on-demand instances bill by the second (AWS EC2 for Linux),
-// so cost is hours x price without rounding to whole hours.
+// Fills the derived numbers of a candidate that has a step time, and its cost where it has a
+// price. The run takes ceil(target / work per step) steps; on-demand instances bill by the second
+// (AWS EC2 for Linux), so cost is hours x price without rounding to whole hours. --max-cost does
+// not mark a candidate whose cost is unknown.
 void evaluate(Candidate& c, const Target& target, const Limits& limits);
 
-// Marks every evaluated candidate within the limits that no other such candidate beats on both
-// time and cost (no worse on one, better on the other). O(n log n).
+// Marks every evaluated candidate with a cost, within the limits, that no other such candidate
+// beats on both time and cost (no worse on one, better on the other). O(n log n).
 void mark_pareto(std::vector<Candidate>& candidates);
 
-// Cheapest first, ties by time, topology and servers; candidates without numbers last, in their
-// given order.
+// Cheapest first, ties by time, topology and servers; then candidates without a price, fastest
+// first; candidates without numbers last, in their given order.
 void sort_by_cost(std::vector<Candidate>& candidates);
 
 }  // namespace cs::plan

@@ -98,3 +98,43 @@ TEST_CASE("two identical candidates are both on the front") {
   CHECK(cs[1].pareto);
   CHECK_FALSE(cs[2].pareto);
 }
+
+TEST_CASE("a candidate without a price has its time, not its cost") {
+  // The first test's cluster without a price: 16 GPUs x 4 samples of 1,024 tokens, 0.5 s a step.
+  Candidate c;
+  c.topology = "t";
+  c.servers = 2;
+  c.gpus = 16;
+  c.batch_per_gpu = 4;
+  c.seq = 1024;
+  c.step_s = 0.5;
+  c.single_gpu_step_s = 0.4;
+  c.cost_unknown = "no price for server template 't'";
+  evaluate(c, {TargetKind::tokens, 1e9}, {0, 1.0});
+  CHECK(c.why_not.empty());
+  // As with a price: 15,259 steps of 0.5 s = 2.119306 h at 131,072 tokens/s, efficiency 0.8.
+  CHECK(c.steps == 15259);
+  CHECK(c.hours == doctest::Approx(7629.5 / 3600));
+  CHECK(c.tokens_per_s == doctest::Approx(131072));
+  CHECK(c.efficiency == doctest::Approx(0.8));
+  // No cost, so --max-cost (1 USD here) cannot mark it.
+  CHECK(c.usd == 0);
+  CHECK(c.usd_per_million == 0);
+  CHECK(c.over_limit.empty());
+
+  // Neither on the front (no cost to compare) nor among the priced: after them by time, before
+  // what cannot run. U (1 h) is faster than V (3 h); A and B are priced.
+  std::vector<Candidate> cs = {priced("V", 3, 0), priced("A", 2, 10), priced("G", 0, 0),
+                               priced("U", 1, 0), priced("B", 4, 5)};
+  cs[0].cost_unknown = "no price";
+  cs[2].why_not = "does not fit";
+  cs[3].cost_unknown = "no price";
+  mark_pareto(cs);
+  std::string front;
+  for (const Candidate& k : cs) front += k.pareto ? k.topology : "";
+  CHECK(front == "AB");
+  sort_by_cost(cs);
+  std::string order;
+  for (const Candidate& k : cs) order += k.topology;
+  CHECK(order == "BAUVG");
+}

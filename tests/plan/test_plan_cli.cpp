@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "support/bad_input.hpp"
@@ -89,4 +90,29 @@ TEST_CASE("clustersim plan refuses bad flags with one line and exit 2") {
   cs::test::check_bad_input(
       plan("-m models/gpt2.yaml -t topologies/dgx-h100.yaml --steps 10 --nodes 2"),
       "topologies/dgx-h100.yaml:38: key 'fabric': --nodes 2 needs a fabric generator");
+}
+
+TEST_CASE("clustersim plan shows the time of a topology without a price, its cost unknown") {
+  // dgx-h100-2node.yaml has no price_per_hour: its candidate runs, so it gets steps and hours;
+  // only the cost columns are unknown, and the row says why.
+  const std::string args =
+      "-m models/gpt2.yaml -t topologies/dgx-h100-2node.yaml --nodes 1 "
+      "--steps 1000";
+  const cs::test::CommandResult text = plan(args);
+  REQUIRE(text.status == 0);
+  CHECK(text.output.find(" unknown        -        - ") != std::string::npos);
+  CHECK(text.output.find("(cost unknown: no price for server template 'dgx-h100'; give --price "
+                         "dgx-h100=USD_PER_HOUR)") != std::string::npos);
+  const cs::test::CommandResult json = plan(args + " --json");
+  REQUIRE(json.status == 0);
+  const nlohmann::json c = nlohmann::json::parse(json.output)["candidates"][0];
+  CHECK_FALSE(c.contains("why_not"));
+  CHECK_FALSE(c.contains("cost_usd"));
+  CHECK(c["pareto"] == false);
+  CHECK(c["cost_unknown"] ==
+        "no price for server template 'dgx-h100'; give --price dgx-h100=USD_PER_HOUR");
+  // 1,000 steps of the predicted step: hours = 1,000 x step_ms / 3.6e6.
+  CHECK(c["steps"] == 1000);
+  CHECK(c["hours"].get<double>() ==
+        doctest::Approx(1000 * c["step_ms"].get<double>() / 3.6e6).epsilon(1e-12));
 }

@@ -25,8 +25,8 @@ void parse_price_override(const std::string& text, PriceOverrides& prices) {
 
 namespace {
 
-// The cluster's price per hour, summed over its servers; empty source and a reason when a
-// template has none.
+// The cluster's price per hour, summed over its servers; no price and a reason when a template has
+// none.
 struct ClusterPrice {
   double usd_per_hour = 0;
   std::string source;
@@ -45,9 +45,9 @@ ClusterPrice cluster_price(const topo::Cluster& cluster, const PriceOverrides& p
     }
     const topo::ServerPrice* p = cluster.price_of(s.template_name);
     if (p == nullptr) {
-      out.missing = "no price for server template '" + s.template_name + "' (give --price " +
-                    s.template_name + "=USD_PER_HOUR)";
-      return out;
+      return {0, "",
+              "no price for server template '" + s.template_name + "'; give --price " +
+                  s.template_name + "=USD_PER_HOUR"};
     }
     out.usd_per_hour += p->usd_per_hour;
     sources[s.template_name] = p->source + ", " + p->date;
@@ -103,13 +103,14 @@ plan::Candidate predict_candidate(const topo::Cluster& cluster, int global_batch
     c.why_not = e.what();
     return c;
   }
-  if (!price.missing.empty()) c.why_not = price.missing;
+  c.cost_unknown = price.missing;
   return c;
 }
 
 std::vector<std::pair<std::string, double>> candidate_figures(const plan::Candidate& c) {
   std::vector<std::pair<std::string, double>> out;
   const bool runs = c.why_not.empty();
+  const bool priced = runs && c.cost_unknown.empty();
   const auto add = [&](const char* name, double value, bool known) {
     if (known) out.emplace_back(name, value);
   };
@@ -119,8 +120,8 @@ std::vector<std::pair<std::string, double>> candidate_figures(const plan::Candid
   add("efficiency", c.efficiency, runs);
   add("steps", c.steps, runs);
   add("hours", c.hours, runs);
-  add("cost_usd", c.usd, runs);
-  add("usd_per_million", c.usd_per_million, runs);
+  add("cost_usd", c.usd, priced);
+  add("usd_per_million", c.usd_per_million, priced);
   add("usd_per_hour", c.usd_per_hour, c.usd_per_hour > 0);
   add("compute_ms", c.compute_ms, c.step_s > 0);
   add("exposed_communication_ms", c.exposed_communication_ms, c.step_s > 0);

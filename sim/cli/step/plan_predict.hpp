@@ -1,7 +1,8 @@
 // One candidate of `clustersim plan` (and of a plan sweep): a topology at a server count, its
 // DDP step predicted on every GPU, its price summed over its servers. What could not be predicted
-// (the model does not fit, no price, a global batch that does not split) becomes the candidate's
-// why_not rather than an error, so that the other candidates still compare.
+// (the model does not fit, a global batch that does not split) becomes the candidate's why_not
+// rather than an error, so that the other candidates still compare; a missing price leaves the
+// time and makes the cost unknown (cost_unknown).
 #pragma once
 
 #include <map>
@@ -34,7 +35,8 @@ plan::Candidate predict_candidate(const topo::Cluster& cluster, int global_batch
                                   std::map<std::string, bool>* templates_seen = nullptr);
 
 // A candidate's figures by column name, in the order of kCandidateColumns. One that cannot run has
-// only what was known before it failed (its step and price, where it got that far).
+// only what was known before it failed (its step and price, where it got that far); one without
+// a price has no cost figures.
 std::vector<std::pair<std::string, double>> candidate_figures(const plan::Candidate& c);
 inline constexpr const char* kCandidateColumns[] = {"step_ms",
                                                     "samples_per_s",
