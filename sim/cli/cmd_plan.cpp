@@ -97,7 +97,9 @@ std::string text_table(const std::vector<plan::Candidate>& cs, const workload::M
   char line[512];
   out << "# clustersim plan: " << model.name << " for " << amount_text(target.amount) << " "
       << plan::to_string(target.kind) << ", " << workload::to_string(options.precision) << ", "
-      << workload::to_string(options.optimizer) << ", DDP on every GPU\n";
+      << workload::to_string(options.optimizer)
+      << (options.strategy == workload::Strategy::fsdp ? ", FSDP2 over every GPU\n"
+                                                       : ", DDP on every GPU\n");
   out << "# cheapest first; * = on the time/cost Pareto front (no candidate both faster and "
          "cheaper); cost = hours x price, billed per second\n";
   std::snprintf(line, sizeof line, "#  %-24s %5s %5s %5s %9s %12s %6s %9s %11s %8s %8s %8s %9s\n",

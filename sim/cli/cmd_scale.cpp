@@ -220,7 +220,8 @@ void run_scale(const ScaleArgs& a) {
     std::cout << "topology,gpus,servers,batch_per_gpu,step_ms,samples_per_s,efficiency,"
                  "exposed_communication_ms,allreduce_ms\n";
   } else {
-    std::cout << "# clustersim scale: " << model.name << ", " << (a.strong ? "strong" : "weak")
+    std::cout << "# clustersim scale: " << model.name << ", "
+              << (a.step.strategy == "fsdp" ? "FSDP2, " : "") << (a.strong ? "strong" : "weak")
               << " scaling, GPUs filled server by server, efficiency against the smallest count\n";
     std::vector<std::string> hosts;  // each distinct host line once, in point order
     for (const Point& p : all) {

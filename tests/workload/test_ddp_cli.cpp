@@ -272,3 +272,23 @@ TEST_CASE("clustersim ddp --nodes: the 16-node file resized to 2 is the 2-node f
       ddp(topo("dgx-h100-16node.yaml") + model("gpt2.yaml") + "--nodes 1,2 --trace /tmp/x.json"),
       "--trace: the trace is one step; give --nodes one count");
 }
+
+TEST_CASE("--strategy fsdp runs through scale and plan, and their headers say so") {
+  const std::string bin = "'" + std::string(CLUSTERSIM_BINARY) + "' ";
+  const cs::test::CommandResult s =
+      cs::test::run_command(bin + "scale " + topo("dgx-h100-16node.yaml") + model("llama-1b.yaml") +
+                            "--nodes 1,2 --strategy fsdp 2>&1");
+  CHECK(s.status == 0);
+  CHECK(s.output.rfind("# clustersim scale: llama-1b, FSDP2, weak scaling", 0) == 0);
+  const cs::test::CommandResult p =
+      cs::test::run_command(bin + "plan " + topo("aws-p5.48xlarge.yaml") + model("gpt2-xl.yaml") +
+                            "--tokens 10B --strategy fsdp 2>&1");
+  CHECK(p.status == 0);
+  CHECK(p.output.find(", FSDP2 over every GPU\n") != std::string::npos);
+  // The same step as `ddp --strategy fsdp` prints: FSDP's own step, not DDP's.
+  const cs::test::CommandResult d =
+      ddp(topo("dgx-h100-16node.yaml") + model("llama-1b.yaml") + "--nodes 1 --strategy fsdp");
+  const cs::test::CommandResult d2 =
+      ddp(topo("dgx-h100-16node.yaml") + model("llama-1b.yaml") + "--nodes 1");
+  CHECK(d.output != d2.output);
+}
