@@ -1,7 +1,8 @@
 // Benchmarks of the topology layer: loading plus graph building for the shipped 1,024-GPU fat tree
 // and a generated 16,384-GPU one, route queries per second (random GPU pairs with a fixed seed, and
 // ring neighbours), and the whole `clustersim topo` summary, also on the shipped three-level
-// 16,384- and 131,072-GPU files (wall time: load, graph, summary with its bisection max flow).
+// 16,384- and 131,072-GPU files (wall time: load, graph, summary with its bisection max flow), and
+// how fast a cluster too large to hold is refused (a million servers, counted, never built).
 #include <benchmark/benchmark.h>
 
 #include <fstream>
@@ -10,6 +11,8 @@
 #include <sstream>
 #include <string>
 
+#include "bench/bench_support.hpp"
+#include "core/error.hpp"
 #include "topology/graph.hpp"
 #include "topology/loader.hpp"
 #include "topology/summary.hpp"
@@ -169,6 +172,50 @@ void BM_RouteRandomPairsThreeLevel(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_RouteRandomPairsThreeLevel)->Arg(0)->Arg(1);
+
+// `topo --nodes 1000000` / `scale --nodes 1000000` on dgx-h100-2node.yaml until the refusal:
+// 250,000 rail leaves are more than one spine layer joins. The fabric is counted from the spec (the
+// refusal used to come after building 23 million server nodes: 66 s, 15 GB). Run it alone
+// (--benchmark_filter=Refuse) for peak_rss_MB to be its own.
+void BM_RefuseMillionServersFabric(benchmark::State& state) {
+  const std::string path = kTopologies + "dgx-h100-2node.yaml";
+  for (auto _ : state) {
+    try {
+      cs::topo::load_cluster(path, {1'000'000});
+      state.SkipWithError("a million servers loaded");
+      return;
+    } catch (const cs::InputError& e) {
+      benchmark::DoNotOptimize(e.what());
+    }
+  }
+  state.counters["peak_rss_MB"] = cs::bench::peak_rss_MB();
+}
+BENCHMARK(BM_RefuseMillionServersFabric)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// A million servers on one switch (any count fits it), refused by the memory estimate: 2,000,001
+// nodes and 2,000,000 links, about 1.74 GB, against 1 GB given.
+void BM_RefuseMillionServersMemory(benchmark::State& state) {
+  const std::string yaml =
+      "gpu_models: {G: {bf16: 1TFLOPS, fp16: 1TFLOPS, fp32: 1TFLOPS, memory: 1GB, "
+      "memory_bandwidth: 1TB/s}}\n"
+      "servers:\n  s:\n    nodes:\n"
+      "      - {name: gpu, kind: gpu, model: G}\n"
+      "      - {name: nic, kind: nic}\n"
+      "    links:\n      - {from: gpu, to: nic, type: pcie, generation: 5}\n"
+      "cluster: [{server: s, count: 1, name: n}]\n"
+      "fabric: {kind: single_switch, link: {type: ethernet, bandwidth: 100Gbps}}\n";
+  for (auto _ : state) {
+    try {
+      cs::topo::load_cluster_from_string(yaml, "one-switch.yaml", {1'000'000, 1'000'000'000});
+      state.SkipWithError("a million servers loaded");
+      return;
+    } catch (const cs::InputError& e) {
+      benchmark::DoNotOptimize(e.what());
+    }
+  }
+  state.counters["peak_rss_MB"] = cs::bench::peak_rss_MB();
+}
+BENCHMARK(BM_RefuseMillionServersMemory)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 

@@ -4,9 +4,11 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cstdio>
 #include <filesystem>
 
 #include "core/input_file.hpp"
+#include "core/memory_limit.hpp"
 #include "topology/expand/expand_cluster.hpp"
 #include "topology/expand/fabric.hpp"
 #include "topology/parse/loader_parse.hpp"
@@ -35,6 +37,29 @@ void resize_servers(spec::TopologySpec& topology, int servers) {
                          "{type: infiniband, rate: NDR}})");
   }
   topology.instances[0].count = servers;
+}
+
+// Refuses, before anything is built, a cluster whose fabric cannot join its servers (counting it
+// runs the fabric's checks) or whose estimated size passes the memory it may take.
+void check_size(const spec::TopologySpec& topology, const LoadOptions& options) {
+  const ClusterSize size = count_cluster(topology);
+  const std::uint64_t bytes = size.nodes * kNodeBytes + size.links * kLinkBytes;
+  MemoryLimit limit = usable_memory();
+  if (options.memory_bytes > 0) limit = {options.memory_bytes, "the memory given"};
+  if (bytes <= limit.bytes || topology.instances.empty()) return;
+  // The entry with the most servers is the one to shrink.
+  const spec::InstanceSpec* largest = &topology.instances.front();
+  for (const spec::InstanceSpec& i : topology.instances) {
+    if (i.count > largest->count) largest = &i;
+  }
+  char gb[2][32];
+  std::snprintf(gb[0], sizeof gb[0], "%.3g", static_cast<double>(bytes) / 1e9);
+  std::snprintf(gb[1], sizeof gb[1], "%.3g", static_cast<double>(limit.bytes) / 1e9);
+  throw InputError(largest->loc, "count",
+                   "the cluster would take about " + std::string(gb[0]) +
+                       " GB to load and route (" + std::to_string(size.nodes) + " nodes, " +
+                       std::to_string(size.links) + " links), more than the " + gb[1] + " GB of " +
+                       limit.what + "; use fewer servers");
 }
 
 }  // namespace
@@ -68,6 +93,7 @@ Cluster load_cluster_from_string(std::string_view yaml_text, const std::string& 
   }
   ClusterBuilder builder(cluster);
   try {
+    check_size(topology, options);
     expand_servers(topology, builder);
     build_fabric(topology.fabric, builder);
     expand_top_level(topology, builder);

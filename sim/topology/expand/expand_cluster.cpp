@@ -3,6 +3,7 @@
 
 #include <unordered_set>
 
+#include "topology/expand/fabric.hpp"
 #include "topology/parse/loader_parse.hpp"
 
 namespace cs::topo {
@@ -71,6 +72,29 @@ void check_size(const spec::InstanceSpec& instance, std::size_t existing, std::s
 }
 
 }  // namespace
+
+ClusterSize count_cluster(const spec::TopologySpec& topology) {
+  ClusterSize size;
+  std::vector<ServerRun> runs;
+  std::vector<LocalTemplate> templates;
+  templates.reserve(topology.templates.size());
+  for (const auto& tmpl : topology.templates) templates.push_back(expand_template(tmpl));
+  for (const auto& instance : topology.instances) {
+    const auto t = static_cast<std::size_t>(instance.template_index);
+    const auto count = static_cast<std::size_t>(instance.count);
+    size.nodes += count * templates[t].nodes.size();
+    size.links += count * templates[t].links.size();
+    std::size_t nics = 0;
+    for (const Node& node : templates[t].nodes) nics += node.kind == NodeKind::nic ? 1 : 0;
+    runs.push_back({instance.prefix + "0", topology.templates[t].name, instance.count, nics});
+  }
+  const FabricSize fabric = count_fabric(topology.fabric, runs);
+  size.nodes += fabric.switches;
+  size.links += fabric.links;
+  for (const auto& s : topology.nodes)
+    size.nodes += static_cast<std::size_t>(s.counted ? s.count : 1);
+  return size;
+}
 
 void expand_servers(const spec::TopologySpec& topology, ClusterBuilder& builder) {
   Cluster& cluster = builder.cluster();

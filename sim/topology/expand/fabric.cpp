@@ -22,14 +22,56 @@ const char* kind_name(spec::FabricKind kind) {
   return "";
 }
 
-int add_switch(ClusterBuilder& builder, std::string name, const SourceLoc& loc) {
-  Node node;
-  node.local_name = name;
-  node.name = std::move(name);
-  node.kind = NodeKind::network_switch;
-  node.loc = loc;
-  return builder.add_node(std::move(node), "kind");
-}
+// Where a generator puts its switches and links: into the cluster being built, or only counted
+// (count_fabric), so that one code path holds every rule and every refusal.
+class FabricSink {
+ public:
+  virtual ~FabricSink() = default;
+  virtual FabricInfo& info() = 0;
+  // NIC `index` of NIC group `group` (a rail, or every NIC): its node, or -1 when counting.
+  virtual int nic(std::size_t group, std::size_t index) const = 0;
+  virtual int add_switch(std::string name, const SourceLoc& loc) = 0;
+  virtual void add_link(int a, int b, const spec::LinkProps& props, const SourceLoc& loc) = 0;
+};
+
+// The cluster's own switches and links; NIC groups as node indices.
+class BuildSink : public FabricSink {
+ public:
+  BuildSink(ClusterBuilder& builder, std::vector<std::vector<int>> groups)
+      : builder_(builder), groups_(std::move(groups)) {}
+  FabricInfo& info() override { return builder_.cluster().fabric; }
+  int nic(std::size_t group, std::size_t index) const override { return groups_[group][index]; }
+  int add_switch(std::string name, const SourceLoc& loc) override {
+    Node node;
+    node.local_name = name;
+    node.name = std::move(name);
+    node.kind = NodeKind::network_switch;
+    node.loc = loc;
+    return builder_.add_node(std::move(node), "kind");
+  }
+  void add_link(int a, int b, const spec::LinkProps& props, const SourceLoc& loc) override {
+    builder_.add_link(a, b, props, loc);
+  }
+
+ private:
+  ClusterBuilder& builder_;
+  std::vector<std::vector<int>> groups_;
+};
+
+// Counts only: memory of the order of the switches, none per NIC or link.
+class CountSink : public FabricSink {
+ public:
+  FabricInfo& info() override { return info_; }
+  int nic(std::size_t, std::size_t) const override { return -1; }
+  int add_switch(std::string, const SourceLoc&) override {
+    return static_cast<int>(size.switches++);
+  }
+  void add_link(int, int, const spec::LinkProps&, const SourceLoc&) override { ++size.links; }
+  FabricSize size;
+
+ private:
+  FabricInfo info_;
+};
 
 // `count` parallel switch ports between the same two switches act as one link of summed
 // bandwidth (the flow model sees one channel per direction instead of `count`).
@@ -40,13 +82,14 @@ spec::LinkProps parallel_ports(const spec::LinkProps& port, int count) {
   return props;
 }
 
-void check_every_server_has_nics(const spec::FabricSpec& fabric, const Cluster& cluster) {
-  for (const auto& server : cluster.servers) {
-    if (server.nics.empty()) {
+void check_every_server_has_nics(const spec::FabricSpec& fabric,
+                                 const std::vector<ServerRun>& servers) {
+  for (const ServerRun& run : servers) {
+    if (run.count > 0 && run.nics == 0) {
       throw InputError(fabric.loc, "kind",
                        std::string("a ") + kind_name(fabric.kind) +
-                           " fabric joins the NICs of every server, but server '" + server.name +
-                           "' (template '" + server.template_name +
+                           " fabric joins the NICs of every server, but server '" + run.first_name +
+                           "' (template '" + run.template_name +
                            "') has no nic node; add nic nodes to the template");
     }
   }
@@ -61,8 +104,8 @@ struct Layer {
 // Leaves over groups of NICs (all NICs for a fat tree, one rail for rail_optimized), filling
 // leaves of `down` ports in order. A leaf with `a` NICs gets ceil(a / oversubscription) uplinks
 // (at most its free ports), so every leaf keeps the down:up ratio.
-Layer build_leaves(const spec::FabricSpec& fabric, const std::vector<std::vector<int>>& nic_groups,
-                   const std::string& prefix, ClusterBuilder& builder,
+Layer build_leaves(const spec::FabricSpec& fabric, const std::vector<std::size_t>& group_sizes,
+                   const std::string& prefix, FabricSink& sink,
                    std::vector<long long>& rail_index) {
   const int ports = fabric.leaf_ports;
   const double ov = fabric.oversubscription;
@@ -77,19 +120,20 @@ Layer build_leaves(const spec::FabricSpec& fabric, const std::vector<std::vector
                          std::to_string(down) + " down and " + std::to_string(up_max) +
                          " up ports; both must be at least 1");
   }
-  FabricInfo& info = builder.cluster().fabric;
+  FabricInfo& info = sink.info();
   Layer leaves;
-  for (const auto& group : nic_groups) {
+  for (std::size_t g = 0; g < group_sizes.size(); ++g) {
+    const std::size_t size = group_sizes[g];
     long long index = 0;  // the leaf's place within its group (its rail)
-    for (std::size_t first = 0; first < group.size(); first += static_cast<std::size_t>(down)) {
-      const std::size_t last = std::min(group.size(), first + static_cast<std::size_t>(down));
+    for (std::size_t first = 0; first < size; first += static_cast<std::size_t>(down)) {
+      const std::size_t last = std::min(size, first + static_cast<std::size_t>(down));
       const int leaf =
-          add_switch(builder, prefix + "leaf" + std::to_string(leaves.nodes.size()), fabric.loc);
+          sink.add_switch(prefix + "leaf" + std::to_string(leaves.nodes.size()), fabric.loc);
       info.leaves.push_back(leaf);
       leaves.nodes.push_back(leaf);
       rail_index.push_back(index++);
       for (std::size_t i = first; i < last; ++i) {
-        builder.add_link(group[i], leaf, fabric.port, fabric.loc);
+        sink.add_link(sink.nic(g, i), leaf, fabric.port, fabric.loc);
       }
       const double attached = static_cast<double>(last - first);
       leaves.uplinks.push_back(std::min(up_max, static_cast<int>(std::ceil(attached / ov - 1e-9))));
@@ -113,11 +157,11 @@ long long upper_count(const Layer& lower, long long down_ports, long long wanted
 // counted over the lower switches in order, goes to upper g mod count. Parallel ports between two
 // switches are one link of summed bandwidth. Returns the uppers with the links each received.
 Layer join_layer(const spec::FabricSpec& fabric, const Layer& lower, long long count,
-                 const std::string& prefix, std::size_t first_number, ClusterBuilder& builder) {
+                 const std::string& prefix, std::size_t first_number, FabricSink& sink) {
   Layer upper;
   for (long long p = 0; p < count; ++p) {
-    upper.nodes.push_back(add_switch(
-        builder, prefix + std::to_string(first_number + static_cast<std::size_t>(p)), fabric.loc));
+    upper.nodes.push_back(sink.add_switch(
+        prefix + std::to_string(first_number + static_cast<std::size_t>(p)), fabric.loc));
     upper.uplinks.push_back(0);
   }
   long long g = 0;  // global uplink index of the switch's first uplink
@@ -129,8 +173,8 @@ Layer join_layer(const spec::FabricSpec& fabric, const Layer& lower, long long c
     for (long long s = 0; s < distinct; ++s) {
       const auto target = static_cast<std::size_t>((g + s) % count);
       const int ports = static_cast<int>(u / count + (s < u % count ? 1 : 0));
-      builder.add_link(lower.nodes[k], upper.nodes[target], parallel_ports(fabric.port, ports),
-                       fabric.loc);
+      sink.add_link(lower.nodes[k], upper.nodes[target], parallel_ports(fabric.port, ports),
+                    fabric.loc);
       upper.uplinks[target] += ports;
     }
     g += u;
@@ -140,8 +184,8 @@ Layer join_layer(const spec::FabricSpec& fabric, const Layer& lower, long long c
 
 // Two levels: one spine layer of `leaf_ports`-port switches over all leaves.
 void build_two_levels(const spec::FabricSpec& fabric, const Layer& leaves,
-                      const std::string& prefix, ClusterBuilder& builder) {
-  FabricInfo& info = builder.cluster().fabric;
+                      const std::string& prefix, FabricSink& sink) {
+  FabricInfo& info = sink.info();
   const int ports = fabric.leaf_ports;
   long long widest = 0;
   long long total_up = 0;
@@ -174,7 +218,7 @@ void build_two_levels(const spec::FabricSpec& fabric, const Layer& leaves,
   // reaches: in a flow model that is one logical spine, each leaf's uplinks one trunk to it (the
   // leaf's up capacity is the same; no flow is bound to one spine's links).
   const Layer joined =
-      join_layer(fabric, leaves, fabric.spray ? 1 : spines, prefix + "spine", 0, builder);
+      join_layer(fabric, leaves, fabric.spray ? 1 : spines, prefix + "spine", 0, sink);
   info.spines.insert(info.spines.end(), joined.nodes.begin(), joined.nodes.end());
   info.levels = 2;
   if (fabric.spray) info.sprayed_spines = spines;
@@ -186,8 +230,8 @@ void build_two_levels(const spec::FabricSpec& fabric, const Layer& leaves,
 // servers' rails, as a DGX SuperPOD scalable unit does), so cross-rail traffic stays in the pod.
 void build_three_levels(const spec::FabricSpec& fabric, const Layer& leaves,
                         const std::vector<long long>& rail_index, int rails,
-                        const std::string& prefix, ClusterBuilder& builder) {
-  FabricInfo& info = builder.cluster().fabric;
+                        const std::string& prefix, FabricSink& sink) {
+  FabricInfo& info = sink.info();
   const std::size_t spine_base = info.spines.size();  // earlier planes' switches
   const std::size_t core_base = info.cores.size();
   const long long ports = fabric.leaf_ports;
@@ -242,7 +286,7 @@ void build_three_levels(const spec::FabricSpec& fabric, const Layer& leaves,
     long long total_up = 0;
     upper_count(p, spine_down, 0, most, total_up);
     const Layer joined = join_layer(fabric, p, std::min(spines, total_up), prefix + "spine",
-                                    info.spines.size() - spine_base, builder);
+                                    info.spines.size() - spine_base, sink);
     for (std::size_t j = 0; j < joined.nodes.size(); ++j) {
       info.spines.push_back(joined.nodes[j]);
       groups[j].nodes.push_back(joined.nodes[j]);
@@ -264,27 +308,29 @@ void build_three_levels(const spec::FabricSpec& fabric, const Layer& leaves,
                            " pods); raise leaf_ports (a fourth switch level is not generated)");
     }
     const Layer joined =
-        join_layer(fabric, group, cores, prefix + "core", info.cores.size() - core_base, builder);
+        join_layer(fabric, group, cores, prefix + "core", info.cores.size() - core_base, sink);
     info.cores.insert(info.cores.end(), joined.nodes.begin(), joined.nodes.end());
   }
 }
 
-// One plane: the switches over every NIC (`groups`: all NICs, or one group per rail), with names
-// prefixed by `prefix` ("plane1." in a multi-plane fabric, else nothing).
-void build_plane(const spec::FabricSpec& fabric, const std::vector<std::vector<int>>& groups,
-                 const std::string& prefix, ClusterBuilder& builder) {
-  FabricInfo& info = builder.cluster().fabric;
+// One plane: the switches over every NIC (`group_sizes`: all NICs, or one group per rail), with
+// names prefixed by `prefix` ("plane1." in a multi-plane fabric, else nothing).
+void build_plane(const spec::FabricSpec& fabric, const std::vector<std::size_t>& group_sizes,
+                 const std::string& prefix, FabricSink& sink) {
+  FabricInfo& info = sink.info();
   if (fabric.kind == spec::FabricKind::single_switch) {
-    const int sw = add_switch(builder, prefix + "switch", fabric.loc);
+    const int sw = sink.add_switch(prefix + "switch", fabric.loc);
     info.leaves.push_back(sw);
     info.levels = 1;
-    for (const auto& group : groups) {
-      for (int nic : group) builder.add_link(nic, sw, fabric.port, fabric.loc);
+    for (std::size_t g = 0; g < group_sizes.size(); ++g) {
+      for (std::size_t i = 0; i < group_sizes[g]; ++i) {
+        sink.add_link(sink.nic(g, i), sw, fabric.port, fabric.loc);
+      }
     }
     return;
   }
   std::vector<long long> rail_index;  // per leaf: its place within its NIC group
-  const Layer leaves = build_leaves(fabric, groups, prefix, builder, rail_index);
+  const Layer leaves = build_leaves(fabric, group_sizes, prefix, sink, rail_index);
   if (leaves.nodes.size() == 1) {
     if (fabric.spines > 0) {
       throw InputError(fabric.spines_loc, "spines",
@@ -301,20 +347,20 @@ void build_plane(const spec::FabricSpec& fabric, const std::vector<std::vector<i
                        "levels: 2");
     }
     const int rails =
-        fabric.kind == spec::FabricKind::rail_optimized ? static_cast<int>(groups.size()) : 1;
-    build_three_levels(fabric, leaves, rail_index, rails, prefix, builder);
+        fabric.kind == spec::FabricKind::rail_optimized ? static_cast<int>(group_sizes.size()) : 1;
+    build_three_levels(fabric, leaves, rail_index, rails, prefix, sink);
   } else {
-    build_two_levels(fabric, leaves, prefix, builder);
+    build_two_levels(fabric, leaves, prefix, sink);
   }
 }
 
-}  // namespace
-
-void build_fabric(const spec::FabricSpec& fabric, ClusterBuilder& builder) {
-  if (fabric.kind == spec::FabricKind::none) return;
-  Cluster& cluster = builder.cluster();
-  check_every_server_has_nics(fabric, cluster);
-  FabricInfo& info = cluster.fabric;
+// Every plane of the fabric over `servers` (in cluster order), into `sink`. The NICs form one
+// group (fat_tree, single_switch) or one per rail (rail_optimized: NIC i of every server that has
+// one), in server order.
+void generate(const spec::FabricSpec& fabric, const std::vector<ServerRun>& servers,
+              FabricSink& sink) {
+  check_every_server_has_nics(fabric, servers);
+  FabricInfo& info = sink.info();
   info.kind = kind_name(fabric.kind);
   info.planes = fabric.planes;
   info.spray = fabric.spray;
@@ -323,25 +369,52 @@ void build_fabric(const spec::FabricSpec& fabric, ClusterBuilder& builder) {
     info.leaf_ports = fabric.leaf_ports;
     info.oversubscription = fabric.oversubscription;
   }
-  std::vector<std::vector<int>> groups;
-  if (fabric.kind == spec::FabricKind::rail_optimized) {
-    for (const auto& server : cluster.servers) {
-      if (server.nics.size() > groups.size()) groups.resize(server.nics.size());
-      for (std::size_t rail = 0; rail < server.nics.size(); ++rail) {
-        groups[rail].push_back(server.nics[rail]);
-      }
-    }
-  } else {
-    groups.emplace_back();
-    for (const auto& server : cluster.servers) {
-      groups[0].insert(groups[0].end(), server.nics.begin(), server.nics.end());
+  std::vector<std::size_t> group_sizes;
+  for (const ServerRun& run : servers) {
+    const auto count = static_cast<std::size_t>(run.count);
+    if (fabric.kind == spec::FabricKind::rail_optimized) {
+      if (run.nics > group_sizes.size()) group_sizes.resize(run.nics);
+      for (std::size_t rail = 0; rail < run.nics; ++rail) group_sizes[rail] += count;
+    } else {
+      group_sizes.resize(1);
+      group_sizes[0] += count * run.nics;
     }
   }
   // Planes are identical: plane p gives every NIC its port p, on its own switches.
   for (int p = 0; p < fabric.planes; ++p) {
-    build_plane(fabric, groups, fabric.planes > 1 ? "plane" + std::to_string(p) + "." : "",
-                builder);
+    build_plane(fabric, group_sizes, fabric.planes > 1 ? "plane" + std::to_string(p) + "." : "",
+                sink);
   }
+}
+
+}  // namespace
+
+void build_fabric(const spec::FabricSpec& fabric, ClusterBuilder& builder) {
+  if (fabric.kind == spec::FabricKind::none) return;
+  const Cluster& cluster = builder.cluster();
+  std::vector<ServerRun> servers;
+  std::vector<std::vector<int>> groups;
+  for (const Server& server : cluster.servers) {
+    servers.push_back({server.name, server.template_name, 1, server.nics.size()});
+    if (fabric.kind == spec::FabricKind::rail_optimized) {
+      if (server.nics.size() > groups.size()) groups.resize(server.nics.size());
+      for (std::size_t rail = 0; rail < server.nics.size(); ++rail) {
+        groups[rail].push_back(server.nics[rail]);
+      }
+    } else {
+      groups.resize(1);
+      groups[0].insert(groups[0].end(), server.nics.begin(), server.nics.end());
+    }
+  }
+  BuildSink sink(builder, std::move(groups));
+  generate(fabric, servers, sink);
+}
+
+FabricSize count_fabric(const spec::FabricSpec& fabric, const std::vector<ServerRun>& servers) {
+  if (fabric.kind == spec::FabricKind::none) return {};
+  CountSink sink;
+  generate(fabric, servers, sink);
+  return sink.size;
 }
 
 }  // namespace cs::topo
