@@ -212,7 +212,7 @@ std::string csv_table(const std::vector<plan::Candidate>& cs) {
 // the Pareto front as a line through its candidates.
 void plot_plan(const std::vector<plan::Candidate>& cs, const std::string& title,
                const std::string& path) {
-  GnuplotJob job("plot", path);
+  GnuplotJob job("--plot", path);
   std::vector<std::string> order;
   std::map<std::string, std::ostringstream> series;
   std::vector<const plan::Candidate*> on_front;
@@ -247,6 +247,7 @@ void run_plan(const PlanArgs& a) {
   std::vector<NamedPath> inputs = {{"--model file", a.model}};
   for (const std::string& t : a.topologies) inputs.push_back({"--topology file", t});
   refuse_outputs_over_inputs({{"--plot", a.plot}}, inputs);
+  if (!a.plot.empty()) GnuplotJob::check_target("--plot", a.plot);
   const plan::Target target = parse_target(a);
   if (a.max_hours < 0) throw InputError("--max-hours: must be above 0");
   if (a.max_cost < 0) throw InputError("--max-cost: must be above 0");

@@ -13,6 +13,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/input/node_counts.hpp"
+#include "cli/output/gnuplot.hpp"
 #include "cli/output/output_guard.hpp"
 #include "cli/output/scale_plot.hpp"
 #include "cli/step/ddp_predict.hpp"
@@ -164,6 +165,7 @@ void run_scale(const ScaleArgs& a) {
   std::vector<NamedPath> inputs = {{"--model file", a.model}};
   for (const std::string& t : a.topologies) inputs.push_back({"--topology file", t});
   refuse_outputs_over_inputs({{"--plot", a.plot}}, inputs);
+  if (!a.plot.empty()) GnuplotJob::check_target("--plot", a.plot);
   const workload::Model model = workload::load_model_file(a.model);
   std::vector<Point> all;
   std::vector<Skipped> skipped;

@@ -214,20 +214,21 @@ TEST_CASE("fit and validate: bad data, topology and holdout flags exit 2 with on
   const std::string bin = std::string("'") + CLUSTERSIM_BINARY + "' ";
   const std::string two_gpus = std::string(CLUSTERSIM_TEST_DATA) + "/topologies/two-gpu-pcie.yaml";
   const std::string h200 = kRoot + "/topologies/h200-4gpu.yaml";
+  // Where fit would write; each case is refused before it writes anything.
+  const std::string out = " -o '" + cs::test::scratch_path("cs-unwritten").string() + ".json'";
   const struct {
     std::string args;
     const char* message;
   } cases[] = {
-      {"fit " + kData + "h200x4 --topology " + two_gpus + " -o /nonexistent/c.json",
-       "key 'nranks': 3 ranks measured"},
+      {"fit " + kData + "h200x4 --topology " + two_gpus + out, "key 'nranks': 3 ranks measured"},
       {"validate --data " + kData + "h200x4 --topology " + two_gpus, "key 'nranks'"},
       {"validate --data " + kData + "h200x4 --topology " + h200 + " --calibration " + kData +
            "h100x1/calibration.json",
        "key 'machine.gpu_name'"},
       // Both were exit 0: nothing held out, or nothing left to fit.
-      {"fit " + kData + "h200x2 --topology " + h200 + " -o /nonexistent/c.json --holdout-ranks 99",
+      {"fit " + kData + "h200x2 --topology " + h200 + out + " --holdout-ranks 99",
        "key 'holdout-ranks': 99 ranks were not measured; measured: 2"},
-      {"fit " + kData + "h200x2 --topology " + h200 + " -o /nonexistent/c.json --holdout-ranks 2",
+      {"fit " + kData + "h200x2 --topology " + h200 + out + " --holdout-ranks 2",
        "holds out every measured rank count (2)"},
       {"validate --data " + kData + "h200x2 --topology " + h200 + " --calibration " + kData,
        "cannot open the calibration file: it is a folder"},

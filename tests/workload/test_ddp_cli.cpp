@@ -246,7 +246,7 @@ TEST_CASE("clustersim scale --plot draws a PNG and an SVG that open") {
   CHECK(text.find("<svg") != std::string::npos);
   CHECK(text.find("dgx-h100-2node") != std::string::npos);  // the legend names the topology
   cs::test::check_bad_input(cs::test::run_command(base + "'" + (dir / "s.gif").string() + "' 2>&1"),
-                            "key 'plot': ");
+                            "key '--plot': ");
   CHECK_FALSE(fs::exists(dir / "s.gif"));
   fs::remove_all(dir);
 }

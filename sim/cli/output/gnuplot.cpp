@@ -1,11 +1,13 @@
 #include "cli/output/gnuplot.hpp"
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
+#include "cli/output/output_guard.hpp"
 #include "core/error.hpp"
 
 namespace cs::cli {
@@ -21,16 +23,21 @@ std::string gnuplot_quoted(const std::string& text) {
   return out + "'";
 }
 
-GnuplotJob::GnuplotJob(std::string flag, std::string path)
-    : flag_(std::move(flag)), target_(std::move(path)) {
-  const std::string ext = target_.extension().string();
+void GnuplotJob::check_target(const std::string& flag, const std::string& path) {
+  const std::string ext = fs::path(path).extension().string();
   if (ext != ".png" && ext != ".svg") {
-    throw InputError("key '" + flag_ + "': '" + target_.string() + "' is neither .png nor .svg");
+    throw InputError("key '" + flag + "': '" + path + "' is neither .png nor .svg");
   }
+  check_output_folder({flag, path});
   if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
-    throw InputError("key '" + flag_ +
+    throw InputError("key '" + flag +
                      "': gnuplot is not installed (Debian: apt-get install gnuplot-nox)");
   }
+}
+
+GnuplotJob::GnuplotJob(std::string flag, std::string path)
+    : flag_(std::move(flag)), target_(std::move(path)) {
+  check_target(flag_, target_.string());
   partial_ = target_.parent_path() / ("." + target_.filename().string() + ".partial");
   dir_ = fs::temp_directory_path() /
          ("clustersim-plot-" + std::to_string(static_cast<long>(::getpid())));
@@ -63,7 +70,12 @@ void GnuplotJob::run(const std::string& script) {
   std::string first_error;
   std::getline(std::ifstream(dir_ / "err"), first_error);
   if (status != 0 || !fs::exists(partial_)) {
-    throw InputError("key '" + flag_ + "': gnuplot failed: " + first_error);
+    throw InputError("key '" + flag_ + "': gnuplot failed: " +
+                     (first_error.empty()
+                          ? "it exited with status " +
+                                std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : status) +
+                                " and printed no reason"
+                          : first_error));
   }
   fs::rename(partial_, target_);
 }

@@ -9,8 +9,10 @@ namespace cs::cli {
 
 class GnuplotJob {
  public:
-  // `path` is the image to write (.png or .svg, else InputError naming `flag`); throws InputError
-  // when gnuplot is not installed.
+  // Whether `path` can take a plot: .png or .svg, in a folder that exists, with gnuplot installed;
+  // InputError naming `flag` otherwise. Commands call it before their work, the job again.
+  static void check_target(const std::string& flag, const std::string& path);
+  // `path` is the image to write (check_target's InputErrors).
   GnuplotJob(std::string flag, std::string path);
   ~GnuplotJob();
   GnuplotJob(const GnuplotJob&) = delete;

@@ -1,4 +1,4 @@
-// refuse_outputs_over_inputs and the input files of a measurement folder.
+// The output checks (folders, outputs over inputs) and the input files of a measurement folder.
 #include "cli/output/output_guard.hpp"
 
 #include <algorithm>
@@ -9,10 +9,31 @@
 
 namespace cs::cli {
 
+void check_output_folder(const NamedPath& output) {
+  if (output.path.empty()) return;
+  namespace fs = std::filesystem;
+  const std::string start = "key '" + output.what + "': cannot write '" + output.path + "': ";
+  std::error_code ec;
+  if (fs::is_directory(output.path, ec)) {
+    throw InputError(start + "it is a folder; give a file name");
+  }
+  // The folder the file goes in: "out.png" is in ".", "dir/" names dir itself.
+  const fs::path parent = fs::path(output.path).parent_path();
+  const fs::path folder = parent.empty() ? fs::path(".") : parent;
+  const fs::file_status status = fs::status(folder, ec);
+  if (!fs::exists(status)) {
+    throw InputError(start + "folder '" + folder.string() + "' does not exist; create it first");
+  }
+  if (!fs::is_directory(status)) {
+    throw InputError(start + "'" + folder.string() + "' is not a folder");
+  }
+}
+
 void refuse_outputs_over_inputs(const std::vector<NamedPath>& outputs,
                                 const std::vector<NamedPath>& inputs) {
   for (const NamedPath& out : outputs) {
     if (out.path.empty()) continue;
+    check_output_folder(out);
     for (const NamedPath& in : inputs) {
       std::error_code ec;  // set when either does not exist: then they are not one file
       if (in.path.empty() || !std::filesystem::equivalent(out.path, in.path, ec) || ec) continue;

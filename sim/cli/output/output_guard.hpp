@@ -1,5 +1,6 @@
-// Keeps a command's outputs off its inputs: an output path that is the same file as one the
-// command reads (under any name) is refused before anything is written.
+// Checks a command's output paths before it runs: each must be writable where it is named (its
+// folder exists; it is not itself a folder) and must not be one of the files the command reads
+// (under any name). A refusal comes before any work, never after it.
 #pragma once
 
 #include <string>
@@ -16,12 +17,17 @@ struct NamedPath {
   std::string path;
 };
 
-// Refuses, before anything is written, an output that is the same file as one of the inputs:
+// Refuses, before anything is written, an output whose folder does not exist or that names a
+// folder (check_output_folder), and one that is the same file as one of the inputs:
 // InputError "key '<flag>': '<output>' is the <what> '<input>'; ...". Files are compared with
 // std::filesystem::equivalent (a symlink, ./a and a, a hard link are one file); an output that
 // does not exist yet, or an empty path (a flag not given), is no input.
 void refuse_outputs_over_inputs(const std::vector<NamedPath>& outputs,
                                 const std::vector<NamedPath>& inputs);
+
+// InputError "key '<flag>': cannot write '<path>': folder '<folder>' does not exist" (or is not a
+// folder, or the path is itself a folder); nothing for an empty path (the flag not given).
+void check_output_folder(const NamedPath& output);
 
 // Whether the fitter's own files in a measurement folder (Measurements::fitted_files) may be
 // written over: by `fit -o DATA/calibration.json`, which replaces its own earlier output, but

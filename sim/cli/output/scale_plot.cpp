@@ -11,7 +11,7 @@ namespace cs::cli {
 
 void plot_scaling(const std::vector<PlotPoint>& points, const std::string& model,
                   const std::string& path) {
-  GnuplotJob job("plot", path);
+  GnuplotJob job("--plot", path);
   std::map<std::string, std::vector<const PlotPoint*>> by_topology;
   std::vector<std::string> order;
   for (const PlotPoint& p : points) {
