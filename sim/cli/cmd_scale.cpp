@@ -17,6 +17,7 @@
 #include "cli/output/output_guard.hpp"
 #include "cli/output/scale_plot.hpp"
 #include "cli/step/ddp_predict.hpp"
+#include "cli/step/scale_efficiency.hpp"
 #include "core/error.hpp"
 #include "topology/loader.hpp"
 #include "workload/model/model_loader.hpp"
@@ -47,6 +48,7 @@ struct Point {
   double exposed_ms = 0;
   double allreduce_ms = 0;
   std::string host_note;  // the host its host costs are for (StepPlan::host_note)
+  StepFigures figures;    // what explains an efficiency above 100 % (scale_efficiency.hpp)
 };
 
 // The --gpus counts a topology is too small for: said beside the table rather than dropped.
@@ -108,6 +110,7 @@ Point predict_point(const topo::Cluster& cluster, const workload::Model& model,
   pt.exposed_ms = p.result.breakdown.exposed_communication_us / 1e3;
   pt.allreduce_ms = p.result.breakdown.communication_us / 1e3;
   pt.host_note = p.gpu.name + ": " + p.plan.host_note;
+  pt.figures = step_figures(p, n);
   return pt;
 }
 
@@ -145,6 +148,7 @@ Scaled scale_one(const std::string& path, const workload::Model& model, const Sc
   for (Point& pt : points) {
     const double base_per_gpu = points.front().samples_per_s / points.front().gpus;
     pt.efficiency = base_per_gpu > 0 ? pt.samples_per_s / pt.gpus / base_per_gpu : 0.0;
+    pt.figures.efficiency = pt.efficiency;
   }
   return out;
 }
@@ -169,10 +173,18 @@ void run_scale(const ScaleArgs& a) {
   const workload::Model model = workload::load_model_file(a.model);
   std::vector<Point> all;
   std::vector<Skipped> skipped;
+  std::vector<std::string> notes;  // why a point passes 100 % efficiency
   for (const std::string& t : a.topologies) {
     Scaled one = scale_one(t, model, a);
     all.insert(all.end(), one.points.begin(), one.points.end());
     if (!one.skipped.gpus.empty()) skipped.push_back(std::move(one.skipped));
+    std::vector<StepFigures> figures;
+    for (const Point& p : one.points) figures.push_back(p.figures);
+    if (!one.points.empty()) {
+      for (std::string& line : efficiency_notes(one.points.front().topology, figures)) {
+        notes.push_back(std::move(line));
+      }
+    }
   }
   if (all.empty()) {  // every count was skipped: an empty table would look like a result
     std::string sizes;
@@ -212,6 +224,7 @@ void run_scale(const ScaleArgs& a) {
             {{"topology", s.topology}, {"available_gpus", s.available}, {"gpus", s.gpus}});
       }
     }
+    if (!notes.empty()) doc["notes"] = notes;
     std::cout << doc.dump(2) << "\n";
     return;
   }
@@ -219,6 +232,7 @@ void run_scale(const ScaleArgs& a) {
   if (a.csv) {
     // CSV has no comment lines: what was skipped goes to standard error.
     for (const Skipped& s : skipped) std::cerr << "clustersim scale: " << skipped_text(s) << "\n";
+    for (const std::string& n : notes) std::cerr << "clustersim scale: " << n << "\n";
     std::cout << "topology,gpus,servers,batch_per_gpu,step_ms,samples_per_s,efficiency,"
                  "exposed_communication_ms,allreduce_ms\n";
   } else {
@@ -248,6 +262,9 @@ void run_scale(const ScaleArgs& a) {
                     100 * p.efficiency, p.exposed_ms, p.allreduce_ms);
     }
     std::cout << line;
+  }
+  if (!a.csv) {
+    for (const std::string& n : notes) std::cout << "# " << n << "\n";
   }
 }
 

@@ -2,6 +2,8 @@
 // the target, which is then renamed into place.
 #include "cli/output/scale_plot.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <sstream>
 
@@ -18,6 +20,11 @@ void plot_scaling(const std::vector<PlotPoint>& points, const std::string& model
     if (by_topology[p.topology].empty()) order.push_back(p.topology);
     by_topology[p.topology].push_back(&p);
   }
+  // The efficiency axis reaches 2 points past the highest point, and at least to 102 %: a larger
+  // cluster can pass 100 % (scale_efficiency.hpp), and a point past the axis would not be drawn.
+  double highest = 0;
+  for (const PlotPoint& p : points) highest = std::max(highest, 100 * p.efficiency);
+  const int top = std::max(102, static_cast<int>(std::ceil(highest)) + 2);
   std::vector<std::string> files;
   for (std::size_t i = 0; i < order.size(); ++i) {
     std::ostringstream data;
@@ -37,7 +44,8 @@ void plot_scaling(const std::vector<PlotPoint>& points, const std::string& model
       << gnuplot_quoted(order[i]);
   }
   g << "\nunset logscale y\nset key bottom left\nset ylabel 'scaling efficiency (%)'\n"
-    << "set title 'throughput per GPU against the smallest count'\nset yrange [*:102]\nplot ";
+    << "set title 'throughput per GPU against the smallest count'\nset yrange [*:" << top
+    << "]\nplot ";
   for (std::size_t i = 0; i < order.size(); ++i) {
     g << (i ? ", " : "") << files[i] << " using 1:3 with linespoints lw 2 pt 7 title "
       << gnuplot_quoted(order[i]);
