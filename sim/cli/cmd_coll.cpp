@@ -17,6 +17,7 @@
 #include "cli/commands.hpp"
 #include "cli/input/coll_args.hpp"
 #include "cli/input/node_counts.hpp"
+#include "cli/output/version.hpp"
 #include "collectives/sweep.hpp"
 #include "collectives/tuner/collnet.hpp"
 #include "core/error.hpp"
@@ -163,6 +164,7 @@ void run_coll(const CollArgs& a, int servers, bool several, std::ostringstream& 
   if ((a.json || a.csv) && !reduced.empty()) std::cerr << "clustersim: note: " << reduced << "\n";
   if (a.json) {
     nlohmann::json out_json;
+    out_json["clustersim_version"] = version_text();
     out_json["topology"] = cluster.name;
     out_json["op"] = coll::to_string(*op);
     out_json["nranks"] = shape.n_ranks;
@@ -258,11 +260,16 @@ void run_coll(const CollArgs& a, int servers, bool several, std::ostringstream& 
 }  // namespace
 
 void add_coll_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("coll", "Simulate an nccl-tests collective sweep on a topology");
+  auto* cmd = app.add_subcommand(
+      "coll",
+      "Simulate an nccl-tests collective sweep on a topology, on every rank unless -n says "
+      "otherwise");
   auto args = std::make_shared<CollArgs>();
   cmd->add_option("--topology,-t", args->topology, "Topology YAML file")->required();
   cmd->add_option("--op", args->op, "Collective: " + coll::valid_ops());
-  cmd->add_option("--ranks,-n", args->ranks, "Rank count N (0..N-1) or list 0,1,8,9 / 0-7 (all)");
+  cmd->add_option("--ranks,-n", args->ranks,
+                  "Rank count N (0..N-1) or list 0,1,8,9 / 0-7 (default: every rank of the "
+                  "topology, or of each --nodes size)");
   cmd->add_option("-b,--minbytes", args->min_bytes, "Smallest size (8, 64K, 1G = GiB)");
   cmd->add_option("-e,--maxbytes", args->max_bytes, "Largest size");
   cmd->add_option("-f,--stepfactor", args->factor, "Size multiplier between rows");

@@ -17,6 +17,7 @@
 #include "cli/input/node_counts.hpp"
 #include "cli/output/gnuplot.hpp"
 #include "cli/output/output_guard.hpp"
+#include "cli/output/version.hpp"
 #include "cli/step/ddp_predict.hpp"
 #include "cli/step/plan_predict.hpp"
 #include "core/error.hpp"
@@ -287,7 +288,8 @@ void run_plan(const PlanArgs& a) {
   if (a.json) {
     nlohmann::json rows = nlohmann::json::array();
     for (const plan::Candidate& c : candidates) rows.push_back(candidate_json(c));
-    std::cout << nlohmann::json{{"model", model.name},
+    std::cout << nlohmann::json{{"clustersim_version", version_text()},
+                                {"model", model.name},
                                 {"target",
                                  {{"kind", to_string(target.kind)}, {"amount", target.amount}}},
                                 {"candidates", rows}}
@@ -305,7 +307,9 @@ void run_plan(const PlanArgs& a) {
 void add_plan_command(CLI::App& app) {
   auto args = std::make_shared<PlanArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "plan", "Time and cost to train a model on candidate clusters, cheapest first");
+      "plan",
+      "Time and cost to train a model on candidate clusters, cheapest first; each candidate runs "
+      "on every GPU of the topology, or of each --nodes size");
   cmd->add_option("--model,-m", args->model, "Model file (models/*.yaml)")->required();
   cmd->add_option("--topology,-t", args->topologies, "Topology YAML file (repeatable)")->required();
   add_nodes_option(cmd, args->nodes, true);

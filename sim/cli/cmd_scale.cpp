@@ -16,6 +16,7 @@
 #include "cli/output/gnuplot.hpp"
 #include "cli/output/output_guard.hpp"
 #include "cli/output/scale_plot.hpp"
+#include "cli/output/version.hpp"
 #include "cli/step/ddp_predict.hpp"
 #include "cli/step/scale_efficiency.hpp"
 #include "core/error.hpp"
@@ -216,7 +217,10 @@ void run_scale(const ScaleArgs& a) {
                       {"exposed_communication_ms", p.exposed_ms},
                       {"allreduce_ms", p.allreduce_ms}});
     }
-    nlohmann::json doc = {{"model", model.name}, {"strong", a.strong}, {"points", rows}};
+    nlohmann::json doc = {{"clustersim_version", version_text()},
+                          {"model", model.name},
+                          {"strong", a.strong},
+                          {"points", rows}};
     if (!skipped.empty()) {
       doc["skipped"] = nlohmann::json::array();
       for (const Skipped& s : skipped) {
@@ -273,7 +277,9 @@ void run_scale(const ScaleArgs& a) {
 void add_scale_command(CLI::App& app) {
   auto args = std::make_shared<ScaleArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "scale", "A model's DDP step time and throughput against GPU count, per topology");
+      "scale",
+      "A model's DDP step time and throughput against GPU count, per topology: the --gpus counts "
+      "(default: powers of two up to every GPU), or every GPU of each --nodes size");
   cmd->add_option("--model,-m", args->model, "Model file (models/*.yaml)")->required();
   cmd->add_option("--topology,-t", args->topologies, "Topology YAML file (repeatable)")->required();
   auto* gpus = cmd->add_option(

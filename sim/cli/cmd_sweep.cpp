@@ -158,7 +158,9 @@ void run_sweep(const SweepArgs& a) {
 void add_sweep_command(CLI::App& app) {
   auto args = std::make_shared<SweepArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "sweep", "Run ddp, coll or plan over the cartesian product of a sweep file's axes");
+      "sweep",
+      "Run ddp, coll or plan over the cartesian product of a sweep file's axes, every point on "
+      "every GPU of its cluster");
   cmd->add_option("files", args->inputs, "The sweep file (with --merge: the shard files)")
       ->required();
   cmd->add_option("-o,--output", args->output, "Write the table here (default: standard output)");

@@ -20,6 +20,7 @@
 #include "cli/commands.hpp"
 #include "cli/output/output_files.hpp"
 #include "cli/output/output_guard.hpp"
+#include "cli/output/version.hpp"
 #include "cli/step/validate_ddp.hpp"
 #include "collectives/comm_layout.hpp"
 #include "core/error.hpp"
@@ -75,7 +76,8 @@ void run_cross(const ValidateArgs& a) {
   const cal::CrossValidation v = cal::cross_validate(runs, cluster, timing);
   OutputFiles files;
   if (!a.csv.empty()) files.add("--csv", a.csv, cal::cross_validation_csv(v));
-  if (!a.json.empty()) files.add("--json", a.json, cal::cross_validation_json(v, timing_line));
+  if (!a.json.empty())
+    files.add("--json", a.json, with_version(cal::cross_validation_json(v, timing_line)));
   files.write_all();
   std::cout << cal::cross_validation_text(v, timing_line);
 }
@@ -125,7 +127,7 @@ void run_validate(const ValidateArgs& a) {
   v.timing = selected.describe();
   OutputFiles files;
   if (!a.csv.empty()) files.add("--csv", a.csv, cal::validation_csv(v));
-  if (!a.json.empty()) files.add("--json", a.json, cal::validation_json(v, name));
+  if (!a.json.empty()) files.add("--json", a.json, with_version(cal::validation_json(v, name)));
   files.write_all();
   std::cout << cal::validation_text(v, name);
 }

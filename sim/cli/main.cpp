@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cli/commands.hpp"
+#include "cli/output/version.hpp"
 #include "core/error.hpp"
 
 namespace {
@@ -31,6 +32,12 @@ std::string command_names(CLI::App& app) {
 int run(int argc, char** argv) {
   CLI::App app{"clustersim: a discrete-event simulator of multi-GPU clusters"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", "clustersim " + cs::cli::version_text(),
+                       "Print the version, the git commit it was built from and the build type");
+  app.footer(
+      "Which GPUs: every command takes every GPU of the topology file, or of the cluster --nodes "
+      "resizes it to, unless a flag picks fewer (coll -n, scale --gpus); except ddp, which runs "
+      "on one GPU unless -n or --nodes says otherwise.");
   cs::cli::add_topo_command(app);
   cs::cli::add_coll_command(app);
   cs::cli::add_flows_command(app);
@@ -58,6 +65,8 @@ int run(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::cerr << "clustersim: error: " << one_line(e.what()) << " (see --help)\n";

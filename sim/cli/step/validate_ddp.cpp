@@ -19,6 +19,7 @@
 #include "cli/input/coll_args.hpp"
 #include "cli/output/output_files.hpp"
 #include "cli/output/output_guard.hpp"
+#include "cli/output/version.hpp"
 #include "cli/step/ddp_predict.hpp"
 #include "core/error.hpp"
 #include "topology/loader.hpp"
@@ -210,7 +211,7 @@ void run_validate_ddp(const ValidateDdpArgs& a) {
                          : "the reference host (models/README.md, \"Host costs\")";
   OutputFiles files;
   files.add("--csv", a.csv, cal::ddp_validation_csv(v));
-  files.add("--json", a.json, cal::ddp_validation_json(v));
+  if (!a.json.empty()) files.add("--json", a.json, with_version(cal::ddp_validation_json(v)));
   files.write_all();
   std::cout << cal::ddp_validation_text(v);
 }
