@@ -5,6 +5,7 @@
 // how fast a cluster too large to hold is refused (a million servers, counted, never built).
 #include <benchmark/benchmark.h>
 
+#include <cstdint>
 #include <fstream>
 #include <optional>
 #include <random>
@@ -173,15 +174,13 @@ void BM_RouteRandomPairsThreeLevel(benchmark::State& state) {
 }
 BENCHMARK(BM_RouteRandomPairsThreeLevel)->Arg(0)->Arg(1);
 
-// `topo --nodes 1000000` / `scale --nodes 1000000` on dgx-h100-2node.yaml until the refusal:
-// 250,000 rail leaves are more than one spine layer joins. The fabric is counted from the spec (the
-// refusal used to come after building 23 million server nodes: 66 s, 15 GB). Run it alone
-// (--benchmark_filter=Refuse) for peak_rss_MB to be its own.
-void BM_RefuseMillionServersFabric(benchmark::State& state) {
-  const std::string path = kTopologies + "dgx-h100-2node.yaml";
+// Loads `path` at a million servers, which the loader must refuse, each iteration; run alone
+// (--benchmark_filter=Refuse) for peak_rss_MB to be the refusal's own.
+void refuse_million_servers(benchmark::State& state, const std::string& path,
+                            std::uint64_t memory_bytes) {
   for (auto _ : state) {
     try {
-      cs::topo::load_cluster(path, {1'000'000});
+      cs::topo::load_cluster(path, {1'000'000, memory_bytes});
       state.SkipWithError("a million servers loaded");
       return;
     } catch (const cs::InputError& e) {
@@ -190,30 +189,22 @@ void BM_RefuseMillionServersFabric(benchmark::State& state) {
   }
   state.counters["peak_rss_MB"] = cs::bench::peak_rss_MB();
 }
+
+// `topo --nodes 1000000` / `scale --nodes 1000000` on dgx-h100-2node.yaml until the refusal:
+// 250,000 rail leaves are more than one spine layer joins. The fabric is counted from the spec (the
+// refusal used to come after building 23 million server nodes: 66 s, 15 GB).
+void BM_RefuseMillionServersFabric(benchmark::State& state) {
+  refuse_million_servers(state, kTopologies + "dgx-h100-2node.yaml", 0);
+}
 BENCHMARK(BM_RefuseMillionServersFabric)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// A million servers on one switch (any count fits it), refused by the memory estimate: 2,000,001
-// nodes and 2,000,000 links, about 1.74 GB, against 1 GB given.
+// A million servers on one switch (tests/data/topologies/one-switch.yaml: any count fits it),
+// refused by the memory estimate: 2,000,001 nodes and 2,000,000 links, about 1.74 GB, against
+// 1 GB given.
 void BM_RefuseMillionServersMemory(benchmark::State& state) {
-  const std::string yaml =
-      "gpu_models: {G: {bf16: 1TFLOPS, fp16: 1TFLOPS, fp32: 1TFLOPS, memory: 1GB, "
-      "memory_bandwidth: 1TB/s}}\n"
-      "servers:\n  s:\n    nodes:\n"
-      "      - {name: gpu, kind: gpu, model: G}\n"
-      "      - {name: nic, kind: nic}\n"
-      "    links:\n      - {from: gpu, to: nic, type: pcie, generation: 5}\n"
-      "cluster: [{server: s, count: 1, name: n}]\n"
-      "fabric: {kind: single_switch, link: {type: ethernet, bandwidth: 100Gbps}}\n";
-  for (auto _ : state) {
-    try {
-      cs::topo::load_cluster_from_string(yaml, "one-switch.yaml", {1'000'000, 1'000'000'000});
-      state.SkipWithError("a million servers loaded");
-      return;
-    } catch (const cs::InputError& e) {
-      benchmark::DoNotOptimize(e.what());
-    }
-  }
-  state.counters["peak_rss_MB"] = cs::bench::peak_rss_MB();
+  refuse_million_servers(
+      state, std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/data/topologies/one-switch.yaml",
+      1'000'000'000);
 }
 BENCHMARK(BM_RefuseMillionServersMemory)->Unit(benchmark::kMillisecond)->UseRealTime();
 

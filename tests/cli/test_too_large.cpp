@@ -56,7 +56,7 @@ TEST_CASE("a cluster past the memory this process may use is refused before it i
   if (kAsan) return;  // without the limit, this machine's memory may hold it
   cs::test::check_bad_input(
       limited("topo tests/data/topologies/one-switch.yaml --nodes 1000000"),
-      "with --nodes 1000000: tests/data/topologies/one-switch.yaml:11: key 'count': the cluster "
+      "with --nodes 1000000: tests/data/topologies/one-switch.yaml:12: key 'count': the cluster "
       "would take about 1.74 GB to load and route (2000001 nodes, 2000000 links), more than the "
       "1.02 GB of this process's address-space limit (ulimit -v); use fewer servers");
 }

@@ -18,11 +18,9 @@ Candidate priced(const std::string& name, double hours, double usd) {
   return c;
 }
 
-}  // namespace
-
-TEST_CASE("time, cost and throughput of one candidate") {
-  // 2 servers of 8 GPUs at 10 USD/h each; per-GPU batch 4 of 1,024 tokens; 0.5 s per step on 16
-  // GPUs, 0.4 s on one.
+// 2 servers of 8 GPUs, without a price; per-GPU batch 4 of 1,024 tokens; 0.5 s per step on 16
+// GPUs, 0.4 s on one.
+Candidate two_servers() {
   Candidate c;
   c.topology = "t";
   c.servers = 2;
@@ -31,6 +29,14 @@ TEST_CASE("time, cost and throughput of one candidate") {
   c.seq = 1024;
   c.step_s = 0.5;
   c.single_gpu_step_s = 0.4;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("time, cost and throughput of one candidate") {
+  // two_servers() at 10 USD/h a server.
+  Candidate c = two_servers();
   c.usd_per_hour = 20;
   SUBCASE("tokens") {
     evaluate(c, {TargetKind::tokens, 1e9}, {});
@@ -100,15 +106,8 @@ TEST_CASE("two identical candidates are both on the front") {
 }
 
 TEST_CASE("a candidate without a price has its time, not its cost") {
-  // The first test's cluster without a price: 16 GPUs x 4 samples of 1,024 tokens, 0.5 s a step.
-  Candidate c;
-  c.topology = "t";
-  c.servers = 2;
-  c.gpus = 16;
-  c.batch_per_gpu = 4;
-  c.seq = 1024;
-  c.step_s = 0.5;
-  c.single_gpu_step_s = 0.4;
+  // two_servers(), whose price is unknown: 16 GPUs x 4 samples of 1,024 tokens, 0.5 s a step.
+  Candidate c = two_servers();
   c.cost_unknown = "no price for server template 't'";
   evaluate(c, {TargetKind::tokens, 1e9}, {0, 1.0});
   CHECK(c.why_not.empty());

@@ -17,15 +17,7 @@ const std::string kTopologies = std::string(CLUSTERSIM_SOURCE_DIR) + "/topologie
 
 // Servers of one GPU cabled to one NIC, all NICs on one switch: 2 nodes and 2 links a server (its
 // PCIe link and its NIC's port), and the switch.
-const std::string kOneSwitch =
-    "gpu_models: {G: {bf16: 1TFLOPS, fp16: 1TFLOPS, fp32: 1TFLOPS, memory: 1GB, "
-    "memory_bandwidth: 1TB/s}}\n"
-    "servers:\n  s:\n    nodes:\n"
-    "      - {name: gpu, kind: gpu, model: G}\n"
-    "      - {name: nic, kind: nic}\n"
-    "    links:\n      - {from: gpu, to: nic, type: pcie, generation: 5}\n"
-    "cluster: [{server: s, count: 1, name: n}]\n"
-    "fabric: {kind: single_switch, link: {type: ethernet, bandwidth: 100Gbps}}\n";
+const std::string kOneSwitch = std::string(CLUSTERSIM_TEST_DATA) + "/topologies/one-switch.yaml";
 
 std::string refusal(const std::string& path, int servers, std::uint64_t memory_bytes) {
   try {
@@ -43,18 +35,13 @@ TEST_CASE("a cluster whose estimate passes the memory given is refused before it
   // 2,000 links. At 550 and 320 bytes: 1,100,550 + 640,000 = 1,740,550 bytes.
   const std::uint64_t bytes = 2001 * kNodeBytes + 2000 * kLinkBytes;
   CHECK(bytes == 1'740'550);
-  const Cluster fits = load_cluster_from_string(kOneSwitch, "one.yaml", {1000, bytes});
+  const Cluster fits = load_cluster(kOneSwitch, {1000, bytes});
   CHECK(fits.nodes.size() == 2001);
   CHECK(fits.links.size() == 2000);
-  try {
-    load_cluster_from_string(kOneSwitch, "one.yaml", {1000, bytes - 1});
-    FAIL("a cluster one byte over the memory given loaded");
-  } catch (const InputError& e) {
-    CHECK(std::string(e.what()) ==
-          "with --nodes 1000: one.yaml:9: key 'count': the cluster would take about 0.00174 GB to "
-          "load and route (2001 nodes, 2000 links), more than the 0.00174 GB of the memory given; "
-          "use fewer servers");
-  }
+  CHECK(refusal(kOneSwitch, 1000, bytes - 1) ==
+        "with --nodes 1000: " + kOneSwitch +
+            ":12: key 'count': the cluster would take about 0.00174 GB to load and route (2001 "
+            "nodes, 2000 links), more than the 0.00174 GB of the memory given; use fewer servers");
 }
 
 TEST_CASE("the estimate counts exactly what the shipped files build, resized or not") {
