@@ -130,16 +130,13 @@ DdpStepGraph ddp_step_graph(const StepPlan& plan) {
   return out;
 }
 
-StepResult simulate_step(const StepPlan& plan) {
-  const DdpStepGraph graph = ddp_step_graph(plan);
-  Execution x = execute(graph.graph, plan.kernel_gap_us, plan.overlap);
-  StepResult result;
-  StepBreakdown& b = result.breakdown;
+StepBreakdown breakdown_of(const Execution& x, const std::string& copies) {
+  StepBreakdown b;
   b.step_us = x.step_us;
   b.input_copy_us = x.gpu_us_of("input");
   b.forward_us = x.gpu_us_of("forward");
   b.backward_us = x.gpu_us_of("backward");
-  b.ddp_copies_us = x.gpu_us_of("ddp_copy");
+  b.ddp_copies_us = x.gpu_us_of(copies);
   b.optimizer_us = x.gpu_us_of("optimizer");
   b.communication_us = x.communication_us;
   b.communication_slowdown_us = x.communication_slowdown_us;
@@ -148,6 +145,14 @@ StepResult simulate_step(const StepPlan& plan) {
   b.host_busy_us = x.host_busy_us;
   b.kernel_gaps_us = x.kernel_gaps_us;
   b.overlap_slowdown_us = x.overlap_slowdown_us;
+  return b;
+}
+
+StepResult simulate_step(const StepPlan& plan) {
+  const DdpStepGraph graph = ddp_step_graph(plan);
+  Execution x = execute(graph.graph, plan.kernel_gap_us, plan.overlap);
+  StepResult result;
+  result.breakdown = breakdown_of(x, "ddp_copy");
   for (std::size_t k = 0; k < graph.bucket_nodes.size(); ++k) {
     const Execution::NodeTime& at = x.nodes[static_cast<std::size_t>(graph.bucket_nodes[k])];
     BucketTiming t;

@@ -48,6 +48,10 @@ struct StepResult {
   std::vector<Span> spans;         // lane: an index of `lanes`
 };
 
+// An executed step summed into the breakdown, the strategy's copies those of `copies` (a
+// category of its graph: DDP's "ddp_copy", FSDP's "fsdp_copy").
+StepBreakdown breakdown_of(const Execution& x, const std::string& copies);
+
 // The step graph of `plan` (workload/step/): the host thread and two streams, compute and NCCL;
 // with each bucket's all-reduce node, in launch order. It refers to the plan's tasks: execute it
 // while `plan` lives.
