@@ -22,6 +22,14 @@ built from the same seed, in the order --variants gives:
                   key/value cache would grow again in the recompute)
   NAME#2          NAME again (the spread between two runs of one variant)
 
+Modifiers after a base name (plain, ddp25, fsdp, fsdp-noreshard, fsdp-default), in this order:
+  -ac             each block wrapped in checkpoint_wrapper first, as fsdp-ac (plain-ac, ddp25-ac)
+  -accumK         gradient accumulation: each step is K micro-batches of the batch, each copied
+                  from the pinned host batch and its loss divided by K, the gradients synchronised
+                  in the last one only (DDP's no_sync() around the others; FSDP2's
+                  set_requires_gradient_sync(False) before them, True before the last), then one
+                  optimizer step (plain-accum4, ddp25-accum4, fsdp-ac-accum4)
+
 Each: --warmup steps, then --steps timed steps from pinned host inputs copied non_blocking, each
 ended by torch.cuda.synchronize() and timed on the host (calibrate/models/steps.py timed_steps,
 with a barrier before timing); the step's time is the slowest rank's (every rank's list is kept),
@@ -52,9 +60,11 @@ SGD as the model's spec says, TF32 matmul off. NCCL_NVLS_ENABLE=0 is set by the 
 import argparse
 import datetime
 import gc
+import contextlib
 import gzip
 import json
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -72,6 +82,16 @@ from ddp_steps import gather_times, node_info, parse_config, timed, write_json  
 
 SCHEMA = "clustersim-fsdp-steps/1"
 BASE_VARIANTS = ("plain", "ddp25", "fsdp", "fsdp-noreshard", "fsdp-default", "fsdp-ac")
+VARIANT = re.compile(r"(plain|ddp25|fsdp|fsdp-noreshard|fsdp-default)(-ac)?(?:-accum([1-9][0-9]*))?")
+
+
+def parse_variant(variant):
+    """'fsdp-ac-accum4#2' -> ('fsdp', True, 4); SystemExit for a name outside the grammar."""
+    match = VARIANT.fullmatch(variant.split("#")[0])
+    if match is None:
+        raise SystemExit(f"fsdp_steps: unknown variant '{variant}' (bases: plain, ddp25, fsdp, "
+                         "fsdp-noreshard, fsdp-default; then -ac, -accumK, #2)")
+    return match.group(1), match.group(2) is not None, int(match.group(3) or 1)
 
 
 def block_list(model):
@@ -87,6 +107,19 @@ def block_list(model):
     return best
 
 
+def apply_checkpointing(model):
+    """Each block in checkpoint_wrapper (non-reentrant), HF's key/value cache off."""
+    from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import (
+        CheckpointImpl, checkpoint_wrapper)
+    _, blocks, _ = block_list(model)
+    if hasattr(model, "config") and hasattr(model.config, "use_cache"):
+        model.config.use_cache = False
+    for i in range(len(blocks)):
+        blocks[i] = checkpoint_wrapper(blocks[i], checkpoint_impl=CheckpointImpl.NO_REENTRANT)
+    return {"activation_checkpointing": "checkpoint_wrapper, NO_REENTRANT",
+            "use_cache": getattr(getattr(model, "config", None), "use_cache", None)}
+
+
 def apply_fsdp(model, mesh, reshard, checkpoint):
     """fully_shard on each block (after checkpoint_wrapper with `checkpoint`), then the root."""
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
@@ -95,12 +128,7 @@ def apply_fsdp(model, mesh, reshard, checkpoint):
     total = sum(p.numel() for p in model.parameters())
     policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
     if checkpoint:
-        from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import (
-            CheckpointImpl, checkpoint_wrapper)
-        if hasattr(model, "config") and hasattr(model.config, "use_cache"):
-            model.config.use_cache = False
-        for i in range(len(blocks)):
-            blocks[i] = checkpoint_wrapper(blocks[i], checkpoint_impl=CheckpointImpl.NO_REENTRANT)
+        apply_checkpointing(model)
     for block in blocks:
         fully_shard(block, mesh=mesh, reshard_after_forward=reshard, mp_policy=policy)
     fully_shard(model, mesh=mesh, reshard_after_forward=reshard, mp_policy=policy)
@@ -138,21 +166,38 @@ def build(spec, variant, mesh):
     """The model of one variant, wrapped; returns (model, description)."""
     from torch.nn.parallel import DistributedDataParallel as DDP
 
+    base, checkpoint, accum = parse_variant(variant)
     torch.manual_seed(0)
     model = spec.build().cuda()
     params = sum(p.numel() for p in model.parameters())  # each tied parameter once
-    if variant == "plain":
-        return model, {"wrapper": None, "params": params}
-    if variant == "ddp25":
-        return (DDP(model, device_ids=[torch.cuda.current_device()]),
-                {"wrapper": "DistributedDataParallel", "bucket_cap_mb": "default (25)",
-                 "params": params})
-    if variant in ("fsdp", "fsdp-noreshard", "fsdp-default", "fsdp-ac"):
-        reshard = {"fsdp-noreshard": False, "fsdp-default": None}.get(variant, True)
-        wrap = apply_fsdp(model, mesh, reshard=reshard, checkpoint=variant == "fsdp-ac")
-        return model, {**wrap, "params": params}
-    raise SystemExit(f"fsdp_steps: unknown variant '{variant}' (known: "
-                     + ", ".join(BASE_VARIANTS) + ", NAME#2)")
+    extra = {"grad_accum": accum}
+    if base.startswith("fsdp"):
+        reshard = {"fsdp-noreshard": False, "fsdp-default": None}.get(base, True)
+        wrap = apply_fsdp(model, mesh, reshard=reshard, checkpoint=checkpoint)
+        return model, {**wrap, "params": params, **extra}
+    if checkpoint:
+        extra.update(apply_checkpointing(model))
+    if base == "plain":
+        return model, {"wrapper": None, "params": params, **extra}
+    return (DDP(model, device_ids=[torch.cuda.current_device()]),
+            {"wrapper": "DistributedDataParallel", "bucket_cap_mb": "default (25)",
+             "params": params, **extra})
+
+
+def accumulated_step(spec, model, optimizer, host, precision, micro, base):
+    """`micro` micro-batches, the gradients synchronised in the last, then one optimizer step."""
+    for i in range(micro):
+        last = i == micro - 1
+        gpu = tuple(t.cuda(non_blocking=True) for t in host)
+        if base.startswith("fsdp"):
+            model.set_requires_gradient_sync(last)
+        skip = model.no_sync() if base == "ddp25" and not last else contextlib.nullcontext()
+        with skip:
+            with autocast(precision):
+                loss = spec.loss(model, gpu) / micro
+            loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
 
 
 def eval_loss(spec, model, gpu):
@@ -167,6 +212,7 @@ def run_variant(spec, batch, variant, mesh, args):
     gc.collect()
     torch.cuda.empty_cache()
     model, wrap = build(spec, variant.split("#")[0], mesh)
+    base, _, micro = parse_variant(variant)
     optimizer = make_optimizer(spec.optimizer, model, spec.momentum)
     host = tuple(t.pin_memory() for t in spec.make_batch(batch, spec.seq))
     gc.collect()
@@ -179,8 +225,11 @@ def run_variant(spec, batch, variant, mesh, args):
 
     def step():
         t0 = time.perf_counter()
-        gpu = tuple(t.cuda(non_blocking=True) for t in host)
-        train_step(spec, model, optimizer, gpu, spec.precision)
+        if micro == 1:
+            gpu = tuple(t.cuda(non_blocking=True) for t in host)
+            train_step(spec, model, optimizer, gpu, spec.precision)
+        else:
+            accumulated_step(spec, model, optimizer, host, spec.precision, micro, base)
         calls.append((time.perf_counter() - t0) * 1e3)
 
     times = timed(step, args.steps, args.warmup)
@@ -301,8 +350,7 @@ def main():
     torch.backends.cudnn.allow_tf32 = True
     variants = [v for v in args.variants.split(",") if v]
     for v in variants:
-        if v.split("#")[0] not in BASE_VARIANTS:
-            raise SystemExit(f"fsdp_steps: unknown variant '{v}'")
+        parse_variant(v)
     configs = [parse_config(c) for c in args.configs.split(",") if c]
     os.makedirs(args.out, exist_ok=True)
     info = node_info()

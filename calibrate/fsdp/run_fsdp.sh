@@ -8,7 +8,9 @@
 # SECONDS (default 540): wall-clock budget; a stage never starts past it, and each is cut at what
 # is left. CONFIGS: the models (calibrate/models/builders.py names, `model:batch` for another
 # batch), comma-separated. FSDP_STEPS / FSDP_WARMUP (default 20 / 5) set the timed and warm-up
-# steps (a smoke run: FSDP_STEPS=2 FSDP_WARMUP=1).
+# steps (a smoke run: FSDP_STEPS=2 FSDP_WARMUP=1). FSDP_VARIANTS / FSDP_VARIANTS_1 replace the
+# variants run on several GPUs / on one (fsdp_steps.py's names: -ac, -accumK); FSDP_PROFILE=0
+# skips the timelines.
 set -u
 dir=${1:?usage: run_fsdp.sh DIR [SECONDS] [CONFIGS]}
 budget=${2:-540}
@@ -62,10 +64,10 @@ stage host-probe-n$gpus 60 python3 "$here/../host/host_probe.py" --procs "$gpus"
 counts="$gpus"
 for n in 2 1; do ((n < gpus)) && counts="$counts $n"; done
 for n in $counts; do
-  variants=plain,fsdp,fsdp-ac
+  variants=${FSDP_VARIANTS_1:-plain,fsdp,fsdp-ac}
   extra=()
-  ((n > 1)) && variants=plain,ddp25,fsdp,fsdp-noreshard,fsdp-default,fsdp-ac,fsdp#2
-  ((n == gpus && n > 1)) && extra=(--profile)
+  ((n > 1)) && variants=${FSDP_VARIANTS:-plain,ddp25,fsdp,fsdp-noreshard,fsdp-default,fsdp-ac,fsdp#2}
+  ((n == gpus && n > 1)) && [ "${FSDP_PROFILE:-1}" != 0 ] && extra=(--profile)
   stage fsdp-n$n 420 torchrun --standalone --nproc-per-node="$n" "$here/fsdp_steps.py" \
     --out "$dir" --configs "$configs" --variants "$variants" --steps "$steps" --warmup "$warmup" \
     "${extra[@]}"
