@@ -1,7 +1,12 @@
 """The shipped models as PyTorch builds them, with their training defaults and inputs.
 
 Weights are random (nothing is downloaded): a step's time does not depend on the values. Each
-entry says where its architecture comes from. A model of your own is one more ModelSpec.
+entry says where its architecture comes from. A model of your own is one more ModelSpec, or a
+builder function (`export.py --builder`, user_models.py), or a Hugging Face config.json
+(`export.py --hf-config`).
+
+A model too large for one GPU is built as a shallow instance: `blocks` of its `full_depth`
+identical transformer blocks; `to_yaml.py` writes it back at full depth (a `repeat:` block).
 """
 import dataclasses
 from typing import Callable, Optional
@@ -22,6 +27,8 @@ class ModelSpec:
     loss: Callable  # (model, gpu tensors) -> scalar loss
     sample_bytes: Callable  # seq -> input bytes per sample
     momentum: float = 0.9  # SGD's (optimizer "sgd" only)
+    blocks: Optional[int] = None  # a shallow instance: the blocks built ...
+    full_depth: Optional[int] = None  # ... of this many in the model it stands for
 
     def input_bytes_per_sample(self, seq):
         return self.sample_bytes(seq)
@@ -59,6 +66,42 @@ def _hf(config_class, model_class, **config):
         except (TypeError, AttributeError):
             cfg._attn_implementation = "sdpa"
             return cls(cfg)
+
+    return make
+
+
+def hf_causal_lm(values, layers=None):
+    """A Hugging Face causal LM from config.json's values (a dict with `model_type`), with
+    `num_hidden_layers` set to `layers` if given; SDPA attention, fp32 weights (the checkpoint's
+    storage dtype, `torch_dtype` in config.json, is not the training's: autocast runs bf16 over
+    fp32 master weights, as every export here)."""
+    def make():
+        import torch
+        import transformers
+
+        config = dict(values)
+        for key in ("torch_dtype", "dtype", "transformers_version", "architectures"):
+            config.pop(key, None)
+        if layers is not None:
+            config["num_hidden_layers"] = layers
+        model_type = config.pop("model_type")
+        try:
+            cfg = transformers.AutoConfig.for_model(model_type, **config)
+        except (TypeError, ValueError, KeyError) as exc:  # a RoPE dict this version refuses
+            if "rope_scaling" not in config:
+                raise
+            print(f"hf_causal_lm: {exc!r}; built without rope_scaling (it changes the inverse "
+                  "frequencies computed once, not the step's ops)", flush=True)
+            config.pop("rope_scaling")
+            cfg = transformers.AutoConfig.for_model(model_type, **config)
+        try:
+            model = transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation="sdpa")
+        except (TypeError, ValueError):
+            cfg._attn_implementation = "sdpa"
+            model = transformers.AutoModelForCausalLM.from_config(cfg)
+        if any(p.dtype != torch.float32 for p in model.parameters()):
+            model = model.float()
+        return model
 
     return make
 
@@ -104,6 +147,45 @@ def _mean_square(model, batch):
 
 
 GPT2_VOCAB = 50257
+
+# meta-llama/Llama-3.1-8B and meta-llama/Llama-3.1-70B on Hugging Face: the values of their
+# config.json (huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json, and -70B's) that
+# shape the step; bos/eos ids, use_cache and torch_dtype (bfloat16, the checkpoint's storage) are
+# left out. 8B: 8.03B parameters; 70B: 70.6B (the model cards' figures; the parameters of the
+# written model files add up to them, models/README.md).
+LLAMA31_COMMON = {
+    "model_type": "llama", "vocab_size": 128256, "max_position_embeddings": 131072,
+    "hidden_act": "silu", "rms_norm_eps": 1e-5, "rope_theta": 500000.0,
+    "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                     "high_freq_factor": 4.0, "original_max_position_embeddings": 8192},
+    "attention_bias": False, "attention_dropout": 0.0, "mlp_bias": False,
+    "tie_word_embeddings": False, "initializer_range": 0.02, "pretraining_tp": 1,
+}
+LLAMA31_8B = dict(LLAMA31_COMMON, hidden_size=4096, intermediate_size=14336,
+                  num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=8)
+LLAMA31_70B = dict(LLAMA31_COMMON, hidden_size=8192, intermediate_size=28672,
+                   num_hidden_layers=80, num_attention_heads=64, num_key_value_heads=8)
+
+
+def _llama31(name, values, blocks, params):
+    """A shallow instance of a Llama 3.1 model at batch 2 x 4096 (8192 tokens per GPU; batch 2
+    because to_yaml.py learns how each op grows with the batch from a recording at half of it).
+    Memory of one H200 (141 GB): fp32 weights, gradients and AdamW's two states are 16 bytes
+    per parameter, plus autocast's bf16 weight copies, the activations, the loss's fp32 logits
+    and, with DDP on one rank, a bucket copy of the gradients; models/README.md has the sums."""
+    return ModelSpec(
+        source=f"transformers LlamaForCausalLM, {name}'s config.json (Hugging Face"
+        f" meta-llama/{name}): {params}, {values['num_hidden_layers']} layers,"
+        f" {values['hidden_size']} wide, {values['num_attention_heads']} heads"
+        f" ({values['num_key_value_heads']} KV heads), {values['intermediate_size']} FFN (SwiGLU),"
+        f" vocab {values['vocab_size']}, untied embeddings, RMSNorm, RoPE (llama3 scaling), SDPA"
+        f" attention; exported as a shallow instance of {blocks} layers",
+        build=_on_gpu(hf_causal_lm(values, layers=blocks)), batch=2, seq=4096,
+        precision="bf16", optimizer="adamw", make_batch=_tokens(values["vocab_size"]),
+        loss=_lm_loss, sample_bytes=lambda seq: 8 * seq, blocks=blocks,
+        full_depth=values["num_hidden_layers"])
+
+
 MODELS = {
     "mlp-4096x8": ModelSpec(
         source="torch.nn.Sequential of 8 x (nn.Linear(4096, 4096), nn.ReLU()), 134M params, random"
@@ -154,4 +236,6 @@ MODELS = {
                           tie_word_embeddings=True)),
         batch=4, seq=2048, precision="bf16", optimizer="adamw", make_batch=_tokens(128256),
         loss=_lm_loss, sample_bytes=lambda seq: 8 * seq),
+    "llama-3.1-8b": _llama31("Llama-3.1-8B", LLAMA31_8B, blocks=2, params="8.03B"),
+    "llama-3.1-70b": _llama31("Llama-3.1-70B", LLAMA31_70B, blocks=2, params="70.6B"),
 }

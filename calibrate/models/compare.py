@@ -56,6 +56,9 @@ def main():
                 raw = json.load(f)
             if raw.get("format") != "clustersim-model-export/1":
                 continue
+            depth = raw.get("depth")
+            if depth and depth["blocks"] != depth["full"]:
+                continue  # a shallow instance: its model file is written at full depth
             topology, same, other = TOPOLOGY[raw["gpu"]]
             model = os.path.join("models", raw["model"] + ".yaml")
             s = raw["settings"]

@@ -16,6 +16,14 @@ One process, one GPU, as users run. For a shipped model (or a builder of your ow
 `to_yaml.py` turns one or more such files (one per GPU) into a clustersim model file.
 
   python3 calibrate/models/export.py gpt2 --out calibrate/data/h200x1-models [--batch B] ...
+  python3 calibrate/models/export.py --hf-config config.json --layers 2 --name mine --out DIR
+  python3 calibrate/models/export.py --builder mymodels:make --layers 2 --depth 48 --vocab V ...
+
+The model is one of three: a shipped name (builders.MODELS); `--hf-config PATH`, a Hugging Face
+config.json of any decoder (AutoModelForCausalLM over it, random weights, `--layers K` building K
+of its num_hidden_layers); or `--builder module:function`, your own nn.Module or ModelSpec
+factory (the contract: user_models.py's docstring). A shallow instance (a few blocks of a model
+too large for one GPU) records its full depth, and to_yaml.py writes the model back at that depth.
 """
 import argparse
 import datetime
@@ -30,6 +38,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "host"))
 import builders  # noqa: E402
+import user_models  # noqa: E402
 from host_probe import probe_in_process  # noqa: E402
 from profiling import profile_ops  # noqa: E402
 from steps import (ddp_steps, host_phases, layers_of, make_optimizer, plain_steps,  # noqa: E402
@@ -37,8 +46,23 @@ from steps import (ddp_steps, host_phases, layers_of, make_optimizer, plain_step
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("model", help="a shipped model (" + ", ".join(builders.MODELS) + ")")
-    parser.add_argument("--out", required=True, help="folder for <model>.json")
+    parser.add_argument("model", nargs="?",
+                        help="a shipped model (" + ", ".join(builders.MODELS) + ")")
+    parser.add_argument("--hf-config", metavar="PATH",
+                        help="a Hugging Face config.json (or its folder) of a decoder, instead")
+    parser.add_argument("--builder", metavar="MODULE:FUNCTION",
+                        help="your own model factory, instead (user_models.py's docstring)")
+    parser.add_argument("--layers", type=int,
+                        help="with --hf-config or --builder: build this many blocks (a shallow"
+                        " instance)")
+    parser.add_argument("--depth", type=int,
+                        help="the full depth a shallow instance stands for (default: the"
+                        " config's num_hidden_layers, or the shipped spec's)")
+    parser.add_argument("--vocab", type=int, help="with --builder and an nn.Module: token ids"
+                        " in [0, vocab)")
+    parser.add_argument("--name", help="the model's name (default: the shipped name, the"
+                        " config file's folder or stem, or the builder function's name)")
+    parser.add_argument("--out", required=True, help="folder for <name><tag>.json")
     parser.add_argument("--batch", type=int)
     parser.add_argument("--seq", type=int)
     parser.add_argument("--precision", choices=["bf16", "fp32"])
@@ -50,7 +74,7 @@ def main():
 
     torch.backends.cuda.matmul.allow_tf32 = False  # PyTorch's defaults, stated
     torch.backends.cudnn.allow_tf32 = True
-    spec = builders.MODELS[args.model]
+    spec, name = resolve(parser, args)
     batch = args.batch or spec.batch
     seq = args.seq or spec.seq
     precision = args.precision or spec.precision
@@ -92,7 +116,7 @@ def main():
     props = torch.cuda.get_device_properties(0)
     record = {
         "format": "clustersim-model-export/1",
-        "model": args.model,
+        "model": name,
         "source": spec.source,
         "date": datetime.date.today().isoformat(),
         "gpu": torch.cuda.get_device_name(0),
@@ -114,6 +138,9 @@ def main():
                                  "work": o["work"]}
                                 for o in v[0]], "saved_bytes": v[1]}
                     for k, v in smaller.items()},
+        # A shallow instance: the blocks built and the depth of the model it stands for.
+        "depth": ({"blocks": spec.blocks, "full": spec.full_depth}
+                  if spec.full_depth is not None else None),
         "host_us": host,
         "host_samples_us": host_samples,
         "host_probe": host_probe,
@@ -132,7 +159,7 @@ def main():
         "export_seconds": time.time() - started,
     }
     os.makedirs(args.out, exist_ok=True)
-    name = f"{args.model}{args.tag}"
+    name = f"{name}{args.tag}"
     path = os.path.join(args.out, f"{name}.json")
     with open(path + ".tmp", "w") as f:
         json.dump(record, f, indent=0, default=str)
@@ -145,6 +172,33 @@ def main():
           f" {len(unattributed)}, host fwd/bwd/opt {host['forward']:.0f}/{host['backward']:.0f}/"
           f"{host['optimizer']:.0f} us, peak {peak / 2**30:.2f} GiB, {time.time() - started:.0f} s",
           flush=True)
+
+
+def resolve(parser, args):
+    """The spec and the model's name from the one source the arguments name."""
+    chosen = [x for x in (args.model, args.hf_config, args.builder) if x]
+    if len(chosen) != 1:
+        parser.error("name one model: a shipped name, --hf-config PATH or --builder M:F")
+    if args.model:
+        if args.model not in builders.MODELS:
+            parser.error(f"unknown model {args.model}; shipped: {', '.join(builders.MODELS)}")
+        if args.layers is not None or args.vocab is not None:
+            parser.error("--layers and --vocab go with --hf-config or --builder")
+        spec = builders.MODELS[args.model]
+        name = args.model
+    elif args.hf_config:
+        spec = user_models.from_hf_config(args.hf_config, args.layers)
+        stem = os.path.basename(os.path.normpath(args.hf_config))
+        if stem == "config.json":
+            stem = os.path.basename(os.path.dirname(os.path.abspath(args.hf_config)))
+        name = args.name or os.path.splitext(stem)[0]
+    else:
+        spec = user_models.from_builder(args.builder, args.layers, args.vocab)
+        name = args.name or args.builder.rsplit(":", 1)[1]
+    if args.depth is not None:
+        spec.full_depth = args.depth
+        spec.blocks = spec.blocks or args.layers
+    return spec, (args.name or name)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,11 @@
 """Writes a clustersim model file (models/README.md) from export.py's raw JSON files.
 
   python3 calibrate/models/to_yaml.py -o models/gpt2.yaml FIRST.json [MORE.json ...]
+  python3 calibrate/models/to_yaml.py -o models/llama-3.1-8b.yaml [--depth N] SHALLOW.json.gz
+
+A shallow export (a few of a model's blocks; export.py records the full depth) is written at full
+depth, its blocks as one `repeat:` block (depth.py says how the times are carried); `--depth N`
+sets the depth, `--depth 0` writes the export as it ran.
 
 FIRST gives the structure, the work and the training settings (recorded_at); every file,
 FIRST included, adds one measurement: per-layer GPU times, optimizer and host times on its GPU at
@@ -16,6 +21,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from depth import Repeat  # noqa: E402
 from yaml_text import flow, fmt, momentum_of  # noqa: E402
 
 GPU_MODELS = {  # nvidia-smi's name -> the GPU model name the topologies use
@@ -184,7 +190,9 @@ def measurement_id(raw, first):
     return tag, gpu
 
 
-def build(raws, sources):
+def build(raws, sources, depth=None, blocks=None):
+    """The model file's text; with `depth`, the numbered blocks (`blocks`, their name prefix,
+    else found) written as one repeat block of that many (depth.py)."""
     first = raws[0]
     root = next(iter(first["params"])).split(".")[0] if first["params"] else "model"
     ops = []
@@ -244,6 +252,11 @@ def build(raws, sources):
         m["source"] = sources[raws.index(raw)]
         measured.append((m, per_layer))
 
+    repeat, notes = None, []
+    if depth is not None:
+        repeat = Repeat([layer["name"] for layer in layers], depth, blocks)
+        notes = repeat.scale(measured, first["params"], first.get("saved_bytes", {}), root)
+
     out = []
     s = first["settings"]
     out.append(f"# {first['model']}: written by calibrate/models/export.py + to_yaml.py from")
@@ -251,6 +264,7 @@ def build(raws, sources):
         out.append(f"#   {src}")
     out.append("# Work (shapes, bytes, saved activations) as recorded by PyTorch's dispatcher at")
     out.append("# recorded_at; measured times are kernel-time sums from torch.profiler (medians).")
+    out.extend(notes)
     out.append(f"model: {first['model']}")
     out.append(f"source: {json.dumps(first['source'])}")
     out.append("settings:")
@@ -275,59 +289,94 @@ def build(raws, sources):
             if k != "id":
                 out.append(f"    {k}: {fmt(v)}")
     out.append("layers:")
-    saved = first.get("saved_bytes", {})
-    saved_b = first["smaller"].get("batch", {}).get("saved_bytes", {})
-    saved_s = first["smaller"].get("seq", {}).get("saved_bytes", {})
-    index_of = {id(o): i for i, o in enumerate(first["ops"])}
-    for layer in layers:
-        module = layer["module"]
-        is_first = first_of.get(module) is layer
-        out.append(f"  - name: {fmt(layer['name'])}")
-        lp = params.get(module, []) if is_first else []
-        if lp:
-            out.append("    params:")
-            for p in lp:
-                out.append(f"      - {flow({'name': p['name'], 'elements': p['elements'], 'dtype': DTYPES.get(p['dtype'], p['dtype'])})}")
-        lb = buffers.get(module, []) if is_first else []
-        lb = [b for b in lb if b["dtype"] in DTYPES]
-        if lb:
-            out.append("    buffers:")
-            for b in lb:
-                out.append(f"      - {flow({'name': b['name'], 'elements': b['elements'], 'dtype': DTYPES[b['dtype']]})}")
-        if is_first and saved.get(module):
-            act = saved[module]
-            eb = exponent(act, saved_b.get(module, 0)) if saved_b else 1.0
-            es = (exponent(act, saved_s.get(module, 0)) if saved_s else 1.0) if has_seq else 0.0
-            out.append(f"    activations: {flow({'bytes': act, 'scale': [eb, es]})}")
-        for phase in ("forward", "backward"):
-            entries = []
-            for op in layer[phase]:
-                i = index_of[id(op)]
-                for part_index, part in enumerate(expand_multi(op)):
-                    hb = half_batch.get(i)
-                    hs = half_seq.get(i)
-                    if op["work"].get("kind") == "multi":
-                        hb = (hb or {}).get("ops", [None] * 3)[part_index] if hb and part_index < len(hb.get("ops", [])) else None
-                        hs = None
-                    entries.append(op_entry(part, hb or {}, hs or {}, has_seq, lp))
-            if entries:
-                out.append(f"    {phase}:")
-                for e in entries:
-                    out.append(f"      - {flow(e)}")
-        meas = {}
-        for m, per_layer in measured:
-            if layer["name"] in per_layer:
-                meas[m["id"]] = per_layer[layer["name"]]
-        if meas:
-            out.append("    measured:")
-            for mid, v in meas.items():
-                out.append(f"      {mid}: {flow(v)}")
+    ctx = {"saved": first.get("saved_bytes", {}),
+           "saved_b": first["smaller"].get("batch", {}).get("saved_bytes", {}),
+           "saved_s": first["smaller"].get("seq", {}).get("saved_bytes", {}),
+           "index_of": {id(o): i for i, o in enumerate(first["ops"])},
+           "first_of": first_of, "params": params, "buffers": buffers,
+           "half_batch": half_batch, "half_seq": half_seq, "has_seq": has_seq}
+    if repeat is None:
+        for layer in layers:
+            out.extend(assemble(layer["name"], layer_sections(layer, ctx),
+                                measured_of(layer["name"], measured)))
+    else:
+        before, block_lines, after = repeat.write(
+            layers, lambda layer: layer_sections(layer, ctx), assemble, measured)
+        for layer in before:
+            out.extend(assemble(layer["name"], layer_sections(layer, ctx),
+                                measured_of(layer["name"], measured)))
+        out.extend(block_lines)
+        for layer in after:
+            out.extend(assemble(layer["name"], layer_sections(layer, ctx),
+                                measured_of(layer["name"], measured)))
     return "\n".join(out) + "\n"
+
+
+def layer_sections(layer, ctx):
+    """A layer's lines but its name and measured times: params, buffers, activations, ops."""
+    module = layer["module"]
+    is_first = ctx["first_of"].get(module) is layer
+    sec = {"params": [], "buffers": [], "activations": [], "forward": [], "backward": []}
+    lp = ctx["params"].get(module, []) if is_first else []
+    for p in lp:
+        sec["params"].append(flow({"name": p["name"], "elements": p["elements"],
+                                   "dtype": DTYPES.get(p["dtype"], p["dtype"])}))
+    lb = ctx["buffers"].get(module, []) if is_first else []
+    for b in lb:
+        if b["dtype"] in DTYPES:
+            sec["buffers"].append(flow({"name": b["name"], "elements": b["elements"],
+                                        "dtype": DTYPES[b["dtype"]]}))
+    saved, saved_b, saved_s = ctx["saved"], ctx["saved_b"], ctx["saved_s"]
+    if is_first and saved.get(module):
+        act = saved[module]
+        eb = exponent(act, saved_b.get(module, 0)) if saved_b else 1.0
+        es = (exponent(act, saved_s.get(module, 0)) if saved_s else 1.0) if ctx["has_seq"] else 0.0
+        sec["activations"].append(flow({"bytes": act, "scale": [eb, es]}))
+    for phase in ("forward", "backward"):
+        for op in layer[phase]:
+            i = ctx["index_of"][id(op)]
+            for part_index, part in enumerate(expand_multi(op)):
+                hb = ctx["half_batch"].get(i)
+                hs = ctx["half_seq"].get(i)
+                if op["work"].get("kind") == "multi":
+                    hb = (hb or {}).get("ops", [None] * 3)[part_index] if hb and part_index < len(hb.get("ops", [])) else None
+                    hs = None
+                sec[phase].append(flow(op_entry(part, hb or {}, hs or {}, ctx["has_seq"], lp)))
+    return sec
+
+
+def measured_of(name, measured):
+    return {m["id"]: per_layer[name] for m, per_layer in measured if name in per_layer}
+
+
+def assemble(name, sec, meas, indent="  "):
+    """A layer entry's lines, at `indent` (deeper inside a repeat block)."""
+    out = [f"{indent}- name: {fmt(name)}"]
+    for key in ("params", "buffers"):
+        if sec[key]:
+            out.append(f"{indent}  {key}:")
+            out.extend(f"{indent}    - {line}" for line in sec[key])
+    if sec["activations"]:
+        out.append(f"{indent}  activations: {sec['activations'][0]}")
+    for phase in ("forward", "backward"):
+        if sec[phase]:
+            out.append(f"{indent}  {phase}:")
+            out.extend(f"{indent}    - {line}" for line in sec[phase])
+    if meas:
+        out.append(f"{indent}  measured:")
+        out.extend(f"{indent}    {mid}: {flow(v)}" for mid, v in meas.items())
+    return out
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("-o", "--out", required=True)
+    parser.add_argument("--depth", type=int,
+                        help="write the numbered blocks as one repeat block of this many"
+                        " (default: the full depth a shallow export recorded; 0: as exported)")
+    parser.add_argument("--blocks", metavar="PREFIX",
+                        help="with a depth: the blocks' name prefix (e.g. model.layers; default:"
+                        " the most common prefix of numbered layers)")
     parser.add_argument("raw", nargs="+")
     args = parser.parse_args()
     raws = []
@@ -336,7 +385,10 @@ def main():
         with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
             raws.append(json.load(f))
     sources = [os.path.relpath(p) for p in args.raw]
-    text = build(raws, sources)
+    depth = args.depth
+    if depth is None and raws[0].get("depth"):
+        depth = raws[0]["depth"]["full"]
+    text = build(raws, sources, depth or None, args.blocks)
     with open(args.out + ".tmp", "w") as f:
         f.write(text)
     os.replace(args.out + ".tmp", args.out)
