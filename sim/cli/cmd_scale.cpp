@@ -107,7 +107,7 @@ Point predict_point(const topo::Cluster& cluster, const workload::Model& model,
   pt.servers = p.servers;
   pt.batch = options.batch;
   pt.step_ms = p.result.breakdown.step_us / 1e3;
-  pt.samples_per_s = options.batch * n / (pt.step_ms / 1e3);
+  pt.samples_per_s = workload::samples_per_step(options) * n / (pt.step_ms / 1e3);
   pt.exposed_ms = p.result.breakdown.exposed_communication_us / 1e3;
   pt.allreduce_ms = p.result.breakdown.communication_us / 1e3;
   pt.host_note = p.gpu.name + ": " + p.plan.host_note;

@@ -189,7 +189,8 @@ std::vector<std::string> SweepPoints::run_ddp(const std::map<std::string, std::s
   for (std::size_t r = 0; r < ranks.size(); ++r) ranks[r] = static_cast<int>(r);
   const DdpPrediction p = predict_ddp(*c, model, options, ranks, nullptr);
   const workload::StepBreakdown& b = p.result.breakdown;
-  const double samples_per_s = static_cast<double>(options.batch) * p.ranks / (b.step_us / 1e6);
+  const double samples_per_s =
+      static_cast<double>(workload::samples_per_step(options)) * p.ranks / (b.step_us / 1e6);
   return {std::to_string(p.ranks),
           std::to_string(p.servers),
           std::to_string(options.batch),

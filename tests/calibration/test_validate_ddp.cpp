@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -224,7 +225,7 @@ TEST_CASE("validate --ddp refuses --data beside it and an output over a step fil
   fs::remove_all(toy);
 }
 
-TEST_CASE("FSDP2 step files: their variants read as FSDP, activation checkpointing marked") {
+TEST_CASE("FSDP2 step files: their variants read as FSDP, their modifiers marked") {
   // A 2 x H200 run of calibrate/fsdp/fsdp_steps.py (schema clustersim-fsdp-steps/1).
   const DdpStepFolder folder =
       read_ddp_step_folder(std::string(CLUSTERSIM_SOURCE_DIR) + "/calibrate/data/h200x2-r7-fsdp");
@@ -241,7 +242,9 @@ TEST_CASE("FSDP2 step files: their variants read as FSDP, activation checkpointi
   CHECK_FALSE(gpt2->variants[2].plain());
   CHECK(gpt2->variants[2].fsdp);
   CHECK(gpt2->variants[2].reshard_after_forward);
-  CHECK_FALSE(gpt2->variants[4].simulated);  // fsdp-ac
+  CHECK(gpt2->variants[4].activation_checkpointing);  // fsdp-ac
+  CHECK(gpt2->variants[4].grad_accum == 1);
+  CHECK(gpt2->variants[4].modifiers() == "-ac");
   CHECK_FALSE(gpt2->variants[5].reshard_after_forward);
   // FSDP rows are summed apart from DDP's. One run: plain 9 ms (predicted 9); ddp25 10 ms
   // predicted 11 (+10 %, its overhead 2 against 1: +100 %); fsdp 20 ms predicted 24 (+20 %, its
@@ -276,4 +279,64 @@ TEST_CASE("FSDP2 step files: their variants read as FSDP, activation checkpointi
   CHECK(summary("fsdp step").prior_median == doctest::Approx(0.20));
   CHECK(summary("ddp overhead").prior_median == doctest::Approx(1.0));
   CHECK(summary("fsdp overhead").prior_median == doctest::Approx(4.0 / 11.0));
+}
+
+TEST_CASE("FSDP2 step files: -ac and -accumK on every base, each summed apart") {
+  // The 2 x H200 run with accumulation and checkpointing (calibrate/data/h200x2-r8-accum).
+  const DdpStepFolder folder =
+      read_ddp_step_folder(std::string(CLUSTERSIM_SOURCE_DIR) + "/calibrate/data/h200x2-r8-accum");
+  const auto gpt2 =
+      std::find_if(folder.steps.begin(), folder.steps.end(),
+                   [](const DdpStepFile& f) { return f.model == "gpt2" && f.world_size == 2; });
+  REQUIRE(gpt2 != folder.steps.end());
+  std::map<std::string, DdpVariant> by_name;
+  for (const DdpVariant& v : gpt2->variants) by_name[v.name] = v;
+  REQUIRE(by_name.count("ddp25-accum4") == 1);
+  CHECK(by_name["ddp25-accum4"].bucket_cap_mb == 25);
+  CHECK(by_name["ddp25-accum4"].grad_accum == 4);
+  CHECK_FALSE(by_name["ddp25-accum4"].activation_checkpointing);
+  CHECK(by_name["plain-ac"].plain());
+  CHECK(by_name["plain-ac"].activation_checkpointing);
+  CHECK(by_name["fsdp-ac-accum4"].fsdp);
+  CHECK(by_name["fsdp-ac-accum4"].modifiers() == "-ac-accum4");
+  // Overheads pair variants with the same modifiers: ddp25-accum4 (30 ms, predicted 33) against
+  // plain-accum4 (20, predicted 22): 10 against 11, +10 %; plain (5 ms) is not its plain step.
+  // The accumulated steps are summed as "accum step" (+10 % and +10 %), not as ddp or plain
+  // steps.
+  std::vector<DdpStepRow> rows(3);
+  for (DdpStepRow& r : rows) {
+    r.data = "d";
+    r.file = "f";
+    r.gpus = 2;
+  }
+  rows[0].variant = "plain";
+  rows[0].plain = true;
+  rows[0].measured_ms = 5;
+  rows[0].prior_ms = 5;
+  rows[1].variant = "plain-accum4";
+  rows[1].plain = true;
+  rows[1].modifiers = "-accum4";
+  rows[1].grad_accum = 4;
+  rows[1].measured_ms = 20;
+  rows[1].prior_ms = 22;
+  rows[2].variant = "ddp25-accum4";
+  rows[2].modifiers = "-accum4";
+  rows[2].grad_accum = 4;
+  rows[2].measured_ms = 30;
+  rows[2].prior_ms = 33;
+  const DdpValidation v = validate_ddp_steps(rows, false);
+  REQUIRE(v.rows[2].overhead);
+  CHECK(v.rows[2].overhead->measured_ms == doctest::Approx(10));
+  CHECK(v.rows[2].overhead->prior_error == doctest::Approx(0.1));
+  const auto summary = [&v](const std::string& what) {
+    for (const DdpSummaryRow& s : v.summary)
+      if (s.what == what && s.gpus == "all") return s;
+    return DdpSummaryRow{};
+  };
+  CHECK(summary("plain step").points == 1);
+  CHECK(summary("ddp step").points == 0);
+  CHECK(summary("accum step").points == 2);
+  CHECK(summary("accum step").prior_median == doctest::Approx(0.1));
+  CHECK(summary("ac step").points == 0);  // no checkpointed run: no group
+  CHECK(summary("ddp overhead").points == 0);
 }

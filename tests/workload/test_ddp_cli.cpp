@@ -48,6 +48,11 @@ TEST_CASE("clustersim ddp matches its golden outputs") {
        topo("dgx-h200.yaml") + model("resnet50.yaml") + "-n 8 --find-unused-parameters --json"},
       {"gpt2-dgx-h200-n2-fsdp.txt",
        topo("dgx-h200.yaml") + model("gpt2.yaml") + "-n 2 --batch 8 --strategy fsdp"},
+      {"gpt2-dgx-h200-n2-fsdp-accum4-ac.json",
+       topo("dgx-h200.yaml") + model("gpt2.yaml") +
+           "-n 2 --batch 8 --strategy fsdp --grad-accum 4 --activation-checkpointing --json"},
+      {"llama-1b-dgx-h200-n2-accum2-ac.txt", topo("dgx-h200.yaml") + model("llama-1b.yaml") +
+                                                 "-n 2 --grad-accum 2 --activation-checkpointing"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.golden);
@@ -141,6 +146,13 @@ TEST_CASE("clustersim ddp: bad flags exit 2 with one line") {
                             "to --strategy fsdp");
   cs::test::check_bad_input(ddp(base + "--strategy fsdp --no-ddp"),
                             "--no-ddp is the plain step; it does not go with fsdp");
+  // Accumulation of no micro-batch; checkpointing a model without blocks (issue 40).
+  cs::test::check_bad_input(ddp(base + "--grad-accum 0"),
+                            "--grad-accum: Value 0 not in range 1 to 65536");
+  const std::string cnn = (kRoot / "tests" / "data" / "models" / "tiny-cnn.yaml").string();
+  cs::test::check_bad_input(
+      ddp(topo("dgx-h200.yaml") + "--model '" + cnn + "' --activation-checkpointing"),
+      "key 'activation-checkpointing': model 'tiny-cnn' (" + cnn + ") has no blocks");
   // A host probe that is not one: the file's line and key.
   const std::string probe = (kRoot / "models" / "gpt2.yaml").string();
   cs::test::check_bad_input(ddp(base + "--host-probe '" + probe + "'"),

@@ -53,6 +53,7 @@ struct Fixture {
     // to the all-gather 0 us, every other copy 1 us, launches free.
     fsdp.copy_host_us = 0;
     fsdp.hook_host_us_per_tensor = 0;
+    fsdp.sync_host_us_per_tensor = 0;
     for (FsdpUnit& u : fsdp.units) {
       u.all_gather.alone_us = u.name == "root" ? 5 : 8;
       u.reduce_scatter.alone_us = 6;
@@ -110,6 +111,37 @@ TEST_CASE("fsdp: without reshard after forward nothing is gathered in backward")
   const StepResult r = simulate_fsdp_step(f.plan, f.fsdp);
   CHECK(r.breakdown.step_us == doctest::Approx(113));
   CHECK(r.breakdown.exposed_communication_us == doctest::Approx(5 + 6));
+}
+
+TEST_CASE("fsdp: accumulation keeps the gradients until the last micro-batch reduces them") {
+  // Two micro-batches, parameters kept after forward. Micro-batch 1 as the step above to 38;
+  // backward B 38..58, its gradients cast and kept 58..60 (2 us a unit), A 60..80 and 80..82,
+  // R 82..102 and 102..104: no reduce-scatter. Micro-batch 2: the root gathered again after
+  // that (104..109; FSDP reshards after backward), copied out 109..110, R 110..120; A's
+  // all-gather behind the root's 109..117, copy-out 120..121, A 121..131; B's 117..125, copy-out
+  // 131..132, B 132..142. Backward B 142..162, its gradient added 162..165 (3 us), the kept
+  // gradients copied in 165..166 and reduce-scattered 166..172; A 166..186, added 186..189,
+  // copied 189..190, reduced 190..196; R 190..210, added 210..213, copied 213..214, reduced
+  // 214..220; the optimizer 220..226. The compute stream waits for the root's all-gathers (5 +
+  // 5) and the last reduce-scatter (6).
+  Fixture f;
+  f.fsdp.options.reshard_after_forward = false;
+  f.plan.micro_batches = 2;
+  for (FsdpUnit& u : f.fsdp.units) {
+    u.accumulate_first_us = 2;
+    u.accumulate_us = 3;
+    u.reduce_copy_in_accumulated_us = 1;
+  }
+  const StepResult r = simulate_fsdp_step(f.plan, f.fsdp);
+  CHECK(r.breakdown.step_us == doctest::Approx(226));
+  CHECK(r.breakdown.forward_us == doctest::Approx(60));
+  CHECK(r.breakdown.backward_us == doctest::Approx(120));
+  CHECK(r.breakdown.grad_accumulate_us == doctest::Approx(3 * 2 + 3 * 3));
+  CHECK(r.breakdown.ddp_copies_us == doctest::Approx(6 + 3));  // copy-outs, reduce copy-ins
+  CHECK(r.breakdown.exposed_communication_us == doctest::Approx(16));
+  const FsdpStepGraph g = fsdp_step_graph(f.plan, f.fsdp);
+  CHECK(g.all_gathers.size() == 6);
+  CHECK(g.reduce_scatters.size() == 3);
 }
 
 }  // namespace

@@ -54,13 +54,47 @@ std::optional<bool> recorded_nvls(const JsonReader& r) {
   return value != 0;
 }
 
+// A variant name's modifiers, fsdp_steps.py's grammar: BASE[-ac][-accumK][#2].
+struct NameParts {
+  std::string base;
+  bool checkpointing = false;
+  int accum = 1;
+};
+std::optional<NameParts> name_parts(const std::string& name) {
+  NameParts p;
+  p.base = name.substr(0, name.find('#'));
+  if (name.size() > p.base.size() && name.substr(p.base.size()) != "#2") return std::nullopt;
+  const std::size_t accum = p.base.rfind("-accum");
+  if (accum != std::string::npos) {
+    const char* first = p.base.data() + accum + 6;
+    const char* last = p.base.data() + p.base.size();
+    const auto [end, ec] = std::from_chars(first, last, p.accum);
+    if (ec != std::errc() || end != last || first == last || *first == '0' || p.accum > 65536)
+      return std::nullopt;
+    p.base.resize(accum);
+  }
+  if (p.base.size() > 3 && p.base.compare(p.base.size() - 3, 3, "-ac") == 0) {
+    p.checkpointing = true;
+    p.base.resize(p.base.size() - 3);
+  }
+  return p;
+}
+
+// The variant's grad_accum, where it records one, agrees with its name.
+void check_accum(const JsonReader& v, int accum) {
+  if (v.has("grad_accum") && v.integer("grad_accum", 1, 65536) != accum)
+    v.fail("grad_accum", "disagrees with the variant's name (-accum" + std::to_string(accum) + ")");
+}
+
 // An FSDP2 variant of calibrate/fsdp/fsdp_steps.py; nullopt for another name.
 std::optional<DdpVariant> fsdp_variant(const JsonReader& variants, const std::string& name) {
-  if (name != "fsdp" && name != "fsdp-noreshard" && name != "fsdp-default" && name != "fsdp#2" &&
-      name != "fsdp-ac")
+  const std::optional<NameParts> parts = name_parts(name);
+  if (!parts ||
+      (parts->base != "fsdp" && parts->base != "fsdp-noreshard" && parts->base != "fsdp-default"))
     return std::nullopt;
   const JsonReader v = variants.child(name);
   v.only({"wrapper",
+          "grad_accum",
           "blocks",
           "block_count",
           "block_params",
@@ -84,8 +118,10 @@ std::optional<DdpVariant> fsdp_variant(const JsonReader& variants, const std::st
   out.name = name;
   out.step_ms = v.positive("step_ms_median");
   out.fsdp = true;
-  out.reshard_after_forward = name != "fsdp-noreshard";
-  out.simulated = name != "fsdp-ac";
+  out.reshard_after_forward = parts->base != "fsdp-noreshard";
+  out.activation_checkpointing = parts->checkpointing;
+  out.grad_accum = parts->accum;
+  check_accum(v, out.grad_accum);
   return out;
 }
 
@@ -102,22 +138,32 @@ std::vector<DdpVariant> read_variants(const JsonReader& r, bool fsdp_file) {
         continue;
       }
     }
-    const std::optional<double> cap = bucket_cap_of(name);
+    // fsdp_steps.py's plain and DDP variants take its modifiers too.
+    const std::optional<NameParts> parts =
+        fsdp_file ? name_parts(name) : std::optional<NameParts>(NameParts{name, false, 1});
+    const std::optional<double> cap = parts ? bucket_cap_of(parts->base) : std::nullopt;
     if (!cap)
       variants.fail(name,
                     "unknown variant; valid: plain (no DDP) or ddp<cap> (DDP with a bucket cap "
-                    "in MiB, as ddp25)");
+                    "in MiB, as ddp25)" +
+                        std::string(fsdp_file ? ", fsdp, fsdp-noreshard, fsdp-default; each "
+                                                "with -ac, -accumK, #2 after it"
+                                              : ""));
     const JsonReader v = variants.child(name);
     if (fsdp_file) {
       v.only({"wrapper", "bucket_cap_mb", "params", "step_ms_median", "step_ms", "rank_step_ms",
               "rank_memory", "peak_allocated_bytes", "peak_reserved_bytes", "ddp_buckets",
-              "eval_loss", "host_call_ms_median"});
+              "eval_loss", "host_call_ms_median", "grad_accum", "activation_checkpointing",
+              "use_cache"});
     } else {
       v.only({"step_ms_median", "step_ms", "rank_step_ms", "peak_allocated_bytes", "ddp_buckets"});
     }
     DdpVariant d;
     d.name = name;
     d.bucket_cap_mb = *cap;
+    d.activation_checkpointing = parts->checkpointing;
+    d.grad_accum = parts->accum;
+    check_accum(v, d.grad_accum);
     d.step_ms = v.positive("step_ms_median");
     out.push_back(d);
   }
@@ -129,6 +175,11 @@ std::vector<DdpVariant> read_variants(const JsonReader& r, bool fsdp_file) {
 }
 
 }  // namespace
+
+std::string DdpVariant::modifiers() const {
+  return std::string(activation_checkpointing ? "-ac" : "") +
+         (grad_accum > 1 ? "-accum" + std::to_string(grad_accum) : "");
+}
 
 std::optional<DdpStepFile> parse_ddp_step_file(const std::string& text,
                                                const std::string& file_name) {

@@ -14,8 +14,8 @@ namespace cs::cal {
 
 inline constexpr const char* kDdpStepsSchema = "clustersim-ddp-steps/1";
 // calibrate/fsdp/fsdp_steps.py's files: the same run fields, variants plain, ddp<cap> and FSDP2's
-// (fsdp, fsdp-noreshard, fsdp-default, fsdp#2: a second build; fsdp-ac: activation
-// checkpointing, not simulated yet).
+// (fsdp, fsdp-noreshard, fsdp-default), each with -ac (activation checkpointing) and -accumK
+// (K micro-batches a step) after it, and #2 (a second build) last.
 inline constexpr const char* kFsdpStepsSchema = "clustersim-fsdp-steps/1";
 
 // One way of running the step: its name in the file and its measured time.
@@ -24,8 +24,12 @@ struct DdpVariant {
   double bucket_cap_mb = 0;  // ddp<cap>: the cap in MiB; 0: plain (no DDP wrapper) or FSDP
   double step_ms = 0;        // step_ms_median: the median over steps of the slowest rank's step
   bool fsdp = false;         // an FSDP2 variant
-  bool reshard_after_forward = true;  // FSDP2's
-  bool simulated = true;              // false: a setting the simulator does not run (fsdp-ac)
+  bool reshard_after_forward = true;      // FSDP2's
+  bool simulated = true;                  // false: a setting the simulator does not run
+  bool activation_checkpointing = false;  // -ac
+  int grad_accum = 1;                     // -accumK
+  // The name's modifiers ("-ac-accum4"): variants of one run with the same modifiers compare.
+  std::string modifiers() const;
   bool plain() const { return !fsdp && bucket_cap_mb == 0; }
 };
 

@@ -71,27 +71,36 @@ DdpValidation validate_ddp_steps(std::vector<DdpStepRow> rows, bool calibrated) 
   for (DdpStepRow& r : rows) {
     if (r.plain) continue;
     const auto plain = std::find_if(rows.begin(), rows.end(), [&r](const DdpStepRow& p) {
-      return p.plain && p.data == r.data && p.file == r.file;
+      return p.plain && p.data == r.data && p.file == r.file && p.modifiers == r.modifiers;
     });
     if (plain != rows.end()) r.overhead = overhead_of(r, *plain, calibrated);
   }
   DdpValidation v;
-  const ErrorsOf ddp_step = [](const DdpStepRow& r) {
-    return r.plain || r.fsdp ? Errors{} : Errors{r.prior_error, r.calibrated_error};
+  // The step groups hold variants without modifiers; "ac step" and "accum step" the others.
+  const auto step_if = [](bool in) {
+    return [in](const DdpStepRow& r) {
+      return in ? Errors{r.prior_error, r.calibrated_error} : Errors{};
+    };
   };
-  const ErrorsOf fsdp_step = [](const DdpStepRow& r) {
-    return r.fsdp ? Errors{r.prior_error, r.calibrated_error} : Errors{};
+  const auto bare = [](const DdpStepRow& r) { return r.modifiers.empty(); };
+  const ErrorsOf ddp_step = [&](const DdpStepRow& r) {
+    return step_if(!r.plain && !r.fsdp && bare(r))(r);
   };
-  const ErrorsOf plain_step = [](const DdpStepRow& r) {
-    return r.plain ? Errors{r.prior_error, r.calibrated_error} : Errors{};
+  const ErrorsOf fsdp_step = [&](const DdpStepRow& r) { return step_if(r.fsdp && bare(r))(r); };
+  const ErrorsOf plain_step = [&](const DdpStepRow& r) { return step_if(r.plain && bare(r))(r); };
+  const ErrorsOf ac_step = [&](const DdpStepRow& r) {
+    return step_if(r.activation_checkpointing)(r);
   };
-  const ErrorsOf overhead = [](const DdpStepRow& r) {
-    return r.overhead && !r.fsdp ? Errors{r.overhead->prior_error, r.overhead->calibrated_error}
-                                 : Errors{};
+  const ErrorsOf accum_step = [&](const DdpStepRow& r) { return step_if(r.grad_accum > 1)(r); };
+  const ErrorsOf overhead = [&](const DdpStepRow& r) {
+    return r.overhead && !r.fsdp && bare(r)
+               ? Errors{r.overhead->prior_error, r.overhead->calibrated_error}
+               : Errors{};
   };
-  const ErrorsOf fsdp_overhead = [](const DdpStepRow& r) {
-    return r.overhead && r.fsdp ? Errors{r.overhead->prior_error, r.overhead->calibrated_error}
-                                : Errors{};
+  const ErrorsOf fsdp_overhead = [&](const DdpStepRow& r) {
+    return r.overhead && r.fsdp && bare(r)
+               ? Errors{r.overhead->prior_error, r.overhead->calibrated_error}
+               : Errors{};
   };
   for (const auto& [what, errors_of] :
        {std::pair{"ddp step", ddp_step}, std::pair{"plain step", plain_step},
@@ -107,6 +116,15 @@ DdpValidation validate_ddp_steps(std::vector<DdpStepRow> rows, bool calibrated) 
         v.summary.push_back(summarise(rows, what, gpus, errors_of));
     }
   }
+  // Activation checkpointing and accumulation (every strategy), where runs had them.
+  for (const auto& [what, errors_of] :
+       {std::pair{"ac step", ac_step}, std::pair{"accum step", accum_step}}) {
+    if (std::none_of(rows.begin(), rows.end(),
+                     [&f = errors_of](const DdpStepRow& r) { return f(r).prior.has_value(); }))
+      continue;
+    for (const char* gpus : {"1", ">=2", "all"})
+      v.summary.push_back(summarise(rows, what, gpus, errors_of));
+  }
   v.rows = std::move(rows);
   return v;
 }
@@ -121,6 +139,9 @@ DdpStepRow measured_row(const std::string& data, const DdpStepFile& f, const Ddp
   row.variant = v.name;
   row.plain = v.plain();
   row.fsdp = v.fsdp;
+  row.modifiers = v.modifiers();
+  row.activation_checkpointing = v.activation_checkpointing;
+  row.grad_accum = v.grad_accum;
   row.measured_ms = v.step_ms;
   return row;
 }

@@ -33,6 +33,12 @@ struct DdpStepRow {
   std::string variant;  // plain, ddp<cap>
   bool plain = false;
   bool fsdp = false;  // an FSDP2 variant: summed as "fsdp step" and "fsdp overhead"
+  // "-ac", "-accum4", "-ac-accum4" or "": a variant with modifiers is summed in the "ac step" or
+  // "accum step" group, not with the plain steps, and its overhead is over the plain step with
+  // the same modifiers.
+  std::string modifiers;
+  bool activation_checkpointing = false;
+  int grad_accum = 1;
   double measured_ms = 0;
   double prior_ms = 0;
   std::optional<double> calibrated_ms;  // with a calibration

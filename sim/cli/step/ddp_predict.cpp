@@ -26,6 +26,14 @@ void add_step_flags(CLI::App* cmd, StepFlags& flags) {
   cmd->add_option("--reduce-dtype", flags.reduce_dtype,
                   "fsdp: MixedPrecisionPolicy reduce_dtype, fp32 (default) or bf16")
       ->check(CLI::IsMember({"bf16", "fp32"}));
+  cmd->add_option("--grad-accum", flags.grad_accum,
+                  "Gradient accumulation: micro-batches of --batch per optimizer step, the "
+                  "gradients synchronised in the last (DDP's no_sync, FSDP's "
+                  "set_requires_gradient_sync); default 1")
+      ->check(CLI::Range(1, 1 << 16));
+  cmd->add_flag("--activation-checkpointing", flags.activation_checkpointing,
+                "Each block of the model in checkpoint_wrapper (non-reentrant): its forward runs "
+                "again in backward, only its input kept");
   cmd->add_option("--precision", flags.precision, "bf16 (autocast) or fp32");
   cmd->add_option("--optimizer", flags.optimizer, "sgd or adamw");
   cmd->add_option("--momentum", flags.momentum,
@@ -98,6 +106,12 @@ workload::TrainingOptions step_options(const StepFlags& a, const workload::Model
   o.fsdp.reshard_after_forward = a.reshard_after_forward != "false";
   if (a.param_dtype == "fp32") o.fsdp.param_dtype = workload::Dtype::fp32;
   if (a.reduce_dtype == "bf16") o.fsdp.reduce_dtype = workload::Dtype::bf16;
+  o.grad_accum = a.grad_accum;
+  if (a.activation_checkpointing && model.blocks.empty())
+    throw InputError("key 'activation-checkpointing': model '" + model.name + "' (" + model.file +
+                     ") has no blocks to checkpoint (a repeat block, or layers under a module "
+                     "path with an index)");
+  o.activation_checkpointing = a.activation_checkpointing;
   if (a.pageable) o.input_pinned = false;
   if (a.compute != "measured" && a.compute != "work")
     throw InputError("key 'compute': unknown source '" + a.compute + "'; valid: measured, work");

@@ -29,6 +29,8 @@ struct StepFlags {
   std::string strategy = "ddp";           // --strategy ddp|fsdp
   std::string reshard_after_forward;      // --reshard-after-forward true|false (fsdp)
   std::string param_dtype, reduce_dtype;  // --param-dtype, --reduce-dtype (fsdp)
+  int grad_accum = 1;                     // --grad-accum N
+  bool activation_checkpointing = false;  // --activation-checkpointing
   bool pageable = false;
   std::string compute = "measured";
   std::string measurement;

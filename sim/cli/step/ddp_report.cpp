@@ -9,7 +9,8 @@ namespace {
 
 double samples_per_s(const DdpReport& r) {
   const double step_s = r.result.breakdown.step_us * 1e-6;
-  return step_s > 0 ? static_cast<double>(r.options.batch) * r.ranks / step_s : 0.0;
+  return step_s > 0 ? static_cast<double>(workload::samples_per_step(r.options)) * r.ranks / step_s
+                    : 0.0;
 }
 
 std::string settings_line(const DdpReport& r) {
@@ -35,6 +36,9 @@ std::string settings_line(const DdpReport& r) {
     s += ", no DDP";
   }
   s += r.options.input_pinned ? ", pinned input" : ", pageable input";
+  if (r.options.grad_accum > 1)
+    s += ", " + std::to_string(r.options.grad_accum) + " micro-batches a step";
+  if (r.options.activation_checkpointing) s += ", activation checkpointing";
   return s;
 }
 
@@ -44,16 +48,25 @@ struct Row {
   double us;
 };
 
-std::vector<Row> rows(const workload::StepBreakdown& b, bool fsdp) {
-  return {{"input_copy", "input copy", b.input_copy_us},
-          {"forward", "forward", b.forward_us},
-          {"backward", "backward", b.backward_us},
-          {"ddp_copies", fsdp ? "FSDP copies" : "DDP copies", b.ddp_copies_us},
-          {"optimizer", "optimizer", b.optimizer_us},
-          {"kernel_gaps", "gaps between kernels", b.kernel_gaps_us},
-          {"overlap_slowdown", "overlap slowdown", b.overlap_slowdown_us},
-          {"exposed_communication", "exposed communication", b.exposed_communication_us},
-          {"host_bound_idle", "host-bound idle", b.host_bound_idle_us}};
+// The recomputation and accumulation rows only where the step has them.
+std::vector<Row> rows(const workload::StepBreakdown& b, const workload::TrainingOptions& o) {
+  const bool fsdp = o.strategy == workload::Strategy::fsdp;
+  std::vector<Row> out = {{"input_copy", "input copy", b.input_copy_us},
+                          {"forward", "forward", b.forward_us},
+                          {"backward", "backward", b.backward_us}};
+  if (o.activation_checkpointing)
+    out.push_back({"recompute", "recomputed forward", b.recompute_us});
+  if (o.grad_accum > 1)
+    out.push_back({"grad_accumulate", "gradient accumulation", b.grad_accumulate_us});
+  const std::vector<Row> rest = {
+      {"ddp_copies", fsdp ? "FSDP copies" : "DDP copies", b.ddp_copies_us},
+      {"optimizer", "optimizer", b.optimizer_us},
+      {"kernel_gaps", "gaps between kernels", b.kernel_gaps_us},
+      {"overlap_slowdown", "overlap slowdown", b.overlap_slowdown_us},
+      {"exposed_communication", "exposed communication", b.exposed_communication_us},
+      {"host_bound_idle", "host-bound idle", b.host_bound_idle_us}};
+  out.insert(out.end(), rest.begin(), rest.end());
+  return out;
 }
 
 }  // namespace
@@ -82,7 +95,7 @@ std::string ddp_text(const DdpReport& r) {
   std::snprintf(line, sizeof line, "step                     %10.3f ms   %10.1f samples/s\n",
                 b.step_us / 1e3, samples_per_s(r));
   out << line;
-  for (const Row& row : rows(b, r.options.strategy == workload::Strategy::fsdp)) {
+  for (const Row& row : rows(b, r.options)) {
     std::snprintf(line, sizeof line, "  %-22s %10.3f ms\n", row.label, row.us / 1e3);
     out << line;
   }
@@ -127,14 +140,15 @@ nlohmann::json ddp_json(const DdpReport& r) {
   out["bucket_cap_mb"] = r.options.ddp.bucket_cap_mb;
   out["find_unused_parameters"] = r.options.ddp.find_unused_parameters;
   out["first_step"] = r.options.ddp.first_step;
+  if (r.options.grad_accum > 1) out["grad_accum"] = r.options.grad_accum;
+  if (r.options.activation_checkpointing) out["activation_checkpointing"] = true;
   out["compute"] = r.plan.compute_note;
   out["host"] = r.plan.host_note;
   out["measurement"] = r.plan.measurement;
   out["step_ms"] = b.step_us / 1e3;
   out["samples_per_s"] = samples_per_s(r);
   nlohmann::json breakdown;
-  for (const Row& row : rows(b, r.options.strategy == workload::Strategy::fsdp))
-    breakdown[row.key] = row.us / 1e3;
+  for (const Row& row : rows(b, r.options)) breakdown[row.key] = row.us / 1e3;
   breakdown["communication"] = b.communication_us / 1e3;
   breakdown["communication_slowdown"] = b.communication_slowdown_us / 1e3;
   breakdown["host_busy"] = b.host_busy_us / 1e3;
@@ -174,7 +188,7 @@ std::string ddp_csv(const DdpReport& r) {
   char num[64];
   std::snprintf(num, sizeof num, ",%.6f,%.6f", b.step_us / 1e3, samples_per_s(r));
   row << num;
-  for (const Row& x : rows(b, r.options.strategy == workload::Strategy::fsdp)) {
+  for (const Row& x : rows(b, r.options)) {
     head << "," << x.key << "_ms";
     std::snprintf(num, sizeof num, ",%.6f", x.us / 1e3);
     row << num;

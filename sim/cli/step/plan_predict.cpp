@@ -81,7 +81,7 @@ plan::Candidate predict_candidate(const topo::Cluster& cluster, int global_batch
     }
     o.batch = global_batch / c.gpus;
   }
-  c.batch_per_gpu = o.batch;
+  c.batch_per_gpu = workload::samples_per_step(o);
   c.seq = o.seq.value_or(0);
   const ClusterPrice price = cluster_price(cluster, prices);
   c.usd_per_hour = price.usd_per_hour;

@@ -74,6 +74,8 @@ StepFlags flags_of(const cal::DdpStepFile& f, const cal::DdpVariant& v) {
   flags.precision = f.precision;
   flags.optimizer = f.optimizer;
   if (f.optimizer == "sgd") flags.momentum = f.momentum.value_or(0);
+  flags.grad_accum = v.grad_accum;
+  flags.activation_checkpointing = v.activation_checkpointing;
   if (v.fsdp) {
     flags.strategy = "fsdp";
     flags.reshard_after_forward = v.reshard_after_forward ? "true" : "false";
@@ -182,7 +184,7 @@ void run_validate_ddp(const ValidateDdpArgs& a) {
       const ScopedNvlsEnable nvls(f.nvls.value_or(false));
       const workload::Model& model = models.at(f.model);
       for (const cal::DdpVariant& v : f.variants) {
-        if (!v.simulated) continue;  // fsdp-ac: activation checkpointing is not simulated yet
+        if (!v.simulated) continue;
         cal::DdpStepRow row = cal::measured_row(cal::base_name(folder.folder), f, v);
         try {
           StepFlags flags = flags_of(f, v);

@@ -311,6 +311,26 @@ const Measurement* pick_measurement(const Model& model, const TrainingOptions& o
   return best;
 }
 
+std::vector<std::uint8_t> recomputed_layers(const Model& model) {
+  std::vector<int> last(model.blocks.size(), -1);  // per block: its last layer saving activations
+  for (std::size_t i = 0; i < model.layers.size(); ++i) {
+    const Layer& layer = model.layers[i];
+    if (layer.block >= 0 && layer.activation_bytes > 0)
+      last[static_cast<std::size_t>(layer.block)] = static_cast<int>(i);
+  }
+  std::vector<std::uint8_t> out(model.layers.size(), 0);
+  for (std::size_t i = 0; i < model.layers.size(); ++i) {
+    const Layer& layer = model.layers[i];
+    if (layer.block < 0) continue;
+    const int stop = last[static_cast<std::size_t>(layer.block)];
+    const bool gemm = std::any_of(layer.forward.begin(), layer.forward.end(),
+                                  [](const Op& op) { return op.kind == OpKind::gemm; });
+    const auto at = static_cast<int>(i);
+    out[i] = at < stop || (at == stop && !gemm) ? 1 : 0;
+  }
+  return out;
+}
+
 StepPlan plan_step(const Model& model, const TrainingOptions& options,
                    const topo::GpuModel& gpu_model, const GpuCompute& compute,
                    double input_copy_us) {
@@ -360,6 +380,16 @@ StepPlan plan_step(const Model& model, const TrainingOptions& options,
   plan.kernel_gap_us = compute.kernel_gap_us;
   plan.overlap = compute.overlap;
   if (options.ddp.enabled) plan_ddp(options, compute, host, plan);
+  plan.micro_batches = options.grad_accum;
+  plan.recompute = options.activation_checkpointing;
+  plan.layer_block.reserve(model.layers.size());
+  for (const Layer& layer : model.layers) plan.layer_block.push_back(layer.block);
+  if (plan.recompute) plan.recomputed = recomputed_layers(model);
+  if (options.grad_accum > 1) {
+    for (double bytes : plan.grad_bytes)
+      plan.accumulate_us.push_back(copy_kernel_us(3 * bytes, compute));
+    plan.accumulate_host_us = host.backward;
+  }
   return plan;
 }
 

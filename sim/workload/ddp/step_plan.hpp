@@ -27,8 +27,13 @@ struct TrainingOptions {
   double momentum = 0;  // SGD's; > 0 keeps a momentum buffer per parameter
   bool input_pinned = true;
   Strategy strategy = Strategy::ddp;
-  DdpOptions ddp;                                   // DDP's own options (with Strategy::ddp)
-  FsdpOptions fsdp;                                 // FSDP2's (with Strategy::fsdp)
+  DdpOptions ddp;    // DDP's own options (with Strategy::ddp)
+  FsdpOptions fsdp;  // FSDP2's (with Strategy::fsdp)
+  // Gradient accumulation: micro-batches of `batch` per optimizer step, the gradients
+  // synchronised in the last (DDP's no_sync(), FSDP2's set_requires_gradient_sync(False)).
+  int grad_accum = 1;
+  // Each block (Model::blocks) in checkpoint_wrapper: its forward runs again in backward.
+  bool activation_checkpointing = false;
   ComputeSource compute = ComputeSource::measured;  // measured falls back to work where absent
   std::string measurement;  // a measurement id to scale from; "" picks one (pick_measurement)
   // The host the step runs on (a calibration's probe); absent: kReferenceHost. A measurement's
@@ -38,6 +43,11 @@ struct TrainingOptions {
   // `host` when the step runs several processes on a server.
   std::optional<HostProbe> host_all;
 };
+
+// Samples one GPU trains on per optimizer step: the batch times the micro-batches.
+inline int samples_per_step(const TrainingOptions& o) {
+  return o.batch * o.grad_accum;
+}
 
 // The reference host: the median per class of the 11 probes taken on the lent H200 VMs on
 // 2026-11-28 (calibrate/data/h200x2-r2-ddp/host_probe-*.json and the 8 exports of
@@ -95,7 +105,27 @@ struct StepPlan {
   double ddp_host_us_per_kernel = 0;
   // The GPU's own time between two queued kernels of a stream (GpuCompute::kernel_gap_us).
   double kernel_gap_us = 0;
+  // Forward and backward run micro_batches times per step (TrainingOptions::grad_accum).
+  int micro_batches = 1;
+  // Activation checkpointing: each block's forward again before its backward, the layers
+  // `recomputed` marks (recomputed_layers()).
+  bool recompute = false;
+  std::vector<int> layer_block;          // per layer: its block in Model::blocks, -1 outside any
+  std::vector<std::uint8_t> recomputed;  // per layer: 1 if checkpointing runs its forward again
+  // From the second micro-batch on, autograd's AccumulateGrad adds each new gradient into the
+  // one kept: per parameter a kernel reading both and writing one (grad_bytes each), launched
+  // from backward at accumulate_host_us.
+  std::vector<double> accumulate_us;
+  double accumulate_host_us = 0;
 };
+
+// Which layers non-reentrant activation checkpointing runs again in backward, per layer of
+// `model`: torch.utils.checkpoint stops the recomputation once every tensor the block saved for
+// backward has been produced again (early stop, its default). So a block's layers run up to its
+// last layer that saves activations; that layer's own forward runs only if it holds no GEMM (a
+// Linear saves its input and its weight's cast, both produced before its GEMM), and the layers
+// after it (residual adds) do not run.
+std::vector<std::uint8_t> recomputed_layers(const Model& model);
 
 // The measurement to scale from: the id asked for, else one on this GPU model at the wanted
 // precision (the same optimizer first, then the nearest batch), else one on another GPU model at

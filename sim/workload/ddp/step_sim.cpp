@@ -26,107 +26,178 @@ bool has_kernels(const Task& t) {
   return t.kernels > 0 || t.gpu_us > 0;
 }
 
+// Issues DDP's step: per micro-batch the input, the buffers' broadcast, forward and backward;
+// in the last, DDP's copies and bucket all-reduces; then the optimizer.
+class DdpProgram {
+ public:
+  DdpProgram(const StepPlan& plan, DdpStepGraph& out) : plan_(plan), out_(out), g_(out.graph) {
+    g_.reserve(plan.micro_batches * (4 * plan.layers.size() + 2 * plan.grad_bytes.size()) +
+               3 * plan.grad_bytes.size() + 2 * plan.buckets.size() + 8);
+    compute_ = g_.add_stream("compute stream", StreamKind::compute);
+    nccl_ = g_.add_stream("NCCL stream", StreamKind::communication);
+    launch_us_ = plan.layers.empty() ? 0.0 : plan.layers.front().forward.host_us_per_kernel;
+  }
+
+  void run() {
+    for (int micro = 0; micro < plan_.micro_batches; ++micro) {
+      input();
+      forward();
+      backward(micro);
+    }
+    // End of backward: the compute stream waits for every all-reduce, then copies each averaged
+    // bucket back into its gradient.
+    std::vector<EventId> after;
+    if (!plan_.buckets.empty()) after = {g_.record(nccl_)};
+    for (std::size_t i = 0; i < plan_.copy_out_us.size(); ++i) {
+      g_.kernels(
+          compute_,
+          launch_of("copy bucket into grad", plan_.copy_out_us[i], 1, plan_.ddp_host_us_per_kernel),
+          "ddp_copy", std::exchange(after, {}));
+    }
+    g_.kernels_ref(compute_, plan_.optimizer, "optimizer", after);
+  }
+
+ private:
+  // The input batch: pinned memory is copied asynchronously on the compute stream; pageable
+  // memory blocks the host until the driver has staged and copied it.
+  void input() {
+    if (plan_.input_bytes <= 0) return;
+    if (plan_.input_pinned) {
+      g_.kernels(compute_, launch_of("input copy (pinned)", plan_.input_copy_us, 1, launch_us_),
+                 "input");
+    } else {
+      g_.blocking_copy(compute_, "input copy (pageable)", "input", plan_.input_copy_us, launch_us_);
+    }
+  }
+
+  // DDP's buffer broadcast (every forward, no_sync or not): after what the compute stream has
+  // queued, before forward.
+  void forward() {
+    std::vector<EventId> waits;
+    if (plan_.broadcast) {
+      CollectiveKernel k;
+      k.name = "broadcast buffers";
+      k.category = "broadcast";
+      k.alone_us = plan_.broadcast_us;
+      g_.collective(nccl_, std::move(k), launch_us_, {g_.record(compute_)});
+      waits = {g_.record(nccl_)};
+    }
+    for (const LayerTasks& layer : plan_.layers) {
+      if (!has_kernels(layer.forward)) continue;
+      g_.kernels_ref(compute_, layer.forward, "forward", std::exchange(waits, {}));
+    }
+  }
+
+  // Activation checkpointing: entering block b's backward, its forward runs again (the first
+  // saved tensor unpacked in it recomputes the block, non-reentrant checkpoint).
+  void recompute(int block) {
+    for (std::size_t i = 0; i < plan_.layers.size(); ++i) {
+      if (plan_.layer_block[i] == block && plan_.recomputed[i] != 0 &&
+          has_kernels(plan_.layers[i].forward))
+        g_.kernels_ref(compute_, plan_.layers[i].forward, "recompute");
+    }
+  }
+
+  // Backward in reverse; after each layer its gradients are ready (from the second micro-batch,
+  // added into the kept ones). In the last micro-batch DDP copies each into its bucket (on the
+  // compute stream, from the autograd hook) and launches a bucket's all-reduce on the NCCL
+  // stream once all of its gradients are in and every earlier bucket has launched; the
+  // all-reduce waits for an event recorded on the compute stream after the copies.
+  void backward(int micro) {
+    const bool sync = micro + 1 == plan_.micro_batches;
+    const bool ddp = sync && !plan_.buckets.empty();
+    // find_unused_parameters: DDP walks the autograd graph from the outputs before backward
+    // (prepare_for_backward, only when gradients are synchronised).
+    if (sync) {
+      g_.host_work("find unused parameters (graph walk)", "ddp_host", plan_.unused_walk_host_us);
+    }
+    if (ddp) start_buckets();
+    int block = -1;
+    for (std::size_t k = plan_.layers.size(); k-- > 0;) {
+      const LayerTasks& layer = plan_.layers[k];
+      if (plan_.recompute) {
+        if (plan_.layer_block[k] >= 0 && plan_.layer_block[k] != block)
+          recompute(plan_.layer_block[k]);
+        block = plan_.layer_block[k];
+      }
+      g_.kernels_ref(compute_, layer.backward, "backward");
+      for (auto p = layer.params.rbegin(); p != layer.params.rend(); ++p) {
+        const auto i = static_cast<std::size_t>(*p);
+        if (micro > 0) {
+          g_.kernels(
+              compute_,
+              launch_of("accumulate grad", plan_.accumulate_us[i], 1, plan_.accumulate_host_us),
+              "grad_accum");
+        }
+        if (ddp) gradient_ready(i);
+      }
+      if (ddp) launch_ready_buckets();
+    }
+    if (ddp) CS_ASSERT(next_bucket_ == plan_.buckets.size(), "a bucket never launched");
+  }
+
+  void start_buckets() {
+    bucket_of_.assign(plan_.grad_bytes.size(), -1);
+    missing_.resize(plan_.buckets.size());
+    for (std::size_t k = 0; k < plan_.buckets.size(); ++k) {
+      missing_[k] = static_cast<int>(plan_.buckets[k].params.size());
+      for (int p : plan_.buckets[k].params)
+        bucket_of_[static_cast<std::size_t>(p)] = static_cast<int>(k);
+    }
+    next_bucket_ = 0;
+  }
+
+  void gradient_ready(std::size_t i) {
+    g_.host_work("find unused parameters (hook)", "ddp_host", plan_.unused_hook_host_us);
+    if (!plan_.copy_in_us.empty()) {
+      g_.kernels(
+          compute_,
+          launch_of("copy grad into bucket", plan_.copy_in_us[i], 1, plan_.ddp_host_us_per_kernel),
+          "ddp_copy");
+    }
+    CS_ASSERT(bucket_of_[i] >= 0, "a gradient without a bucket");
+    --missing_[static_cast<std::size_t>(bucket_of_[i])];
+  }
+
+  void launch_ready_buckets() {
+    while (next_bucket_ < plan_.buckets.size() && missing_[next_bucket_] == 0) {
+      CollectiveKernel k;
+      k.name = "allreduce bucket " + std::to_string(next_bucket_);
+      k.alone_us = plan_.allreduce_us[next_bucket_];
+      if (next_bucket_ < plan_.allreduce_ctas.size()) k.ctas = plan_.allreduce_ctas[next_bucket_];
+      if (next_bucket_ < plan_.allreduce_rate_gbps.size())
+        k.rate_gbps = plan_.allreduce_rate_gbps[next_bucket_];
+      out_.bucket_nodes.push_back(
+          g_.collective(nccl_, std::move(k), plan_.ddp_host_us_per_kernel, {g_.record(compute_)}));
+      ++next_bucket_;
+      // After the last bucket, find_unused_parameters all-reduces which parameters were used.
+      if (next_bucket_ == plan_.buckets.size() && plan_.used_map_bytes > 0) {
+        CollectiveKernel used;
+        used.name = "allreduce used-parameter map";
+        used.alone_us = plan_.used_map_allreduce_us;
+        g_.collective(nccl_, std::move(used), plan_.ddp_host_us_per_kernel, {g_.record(compute_)});
+      }
+    }
+  }
+
+  const StepPlan& plan_;
+  DdpStepGraph& out_;
+  StepGraph& g_;
+  StreamId compute_ = -1, nccl_ = -1;
+  double launch_us_ = 0;
+  std::vector<int> bucket_of_, missing_;
+  std::size_t next_bucket_ = 0;
+};
+
 }  // namespace
 
 DdpStepGraph ddp_step_graph(const StepPlan& plan) {
+  CS_ASSERT(plan.micro_batches >= 1, "a step of no micro-batch");
+  CS_ASSERT(!plan.recompute || (plan.layer_block.size() == plan.layers.size() &&
+                                plan.recomputed.size() == plan.layers.size()),
+            "activation checkpointing without the layers' blocks");
   DdpStepGraph out;
-  StepGraph& g = out.graph;
-  g.reserve(4 * plan.layers.size() + 3 * plan.grad_bytes.size() + 2 * plan.buckets.size() + 8);
-  const StreamId compute = g.add_stream("compute stream", StreamKind::compute);
-  const StreamId nccl = g.add_stream("NCCL stream", StreamKind::communication);
-  const double launch_us =
-      plan.layers.empty() ? 0.0 : plan.layers.front().forward.host_us_per_kernel;
-
-  // The input batch: pinned memory is copied asynchronously on the compute stream; pageable
-  // memory blocks the host until the driver has staged and copied it.
-  if (plan.input_bytes > 0) {
-    if (plan.input_pinned) {
-      g.kernels(compute, launch_of("input copy (pinned)", plan.input_copy_us, 1, launch_us),
-                "input");
-    } else {
-      g.blocking_copy(compute, "input copy (pageable)", "input", plan.input_copy_us, launch_us);
-    }
-  }
-  // DDP's buffer broadcast: after what the compute stream has queued, before forward.
-  std::vector<EventId> forward_waits;
-  if (plan.broadcast) {
-    CollectiveKernel k;
-    k.name = "broadcast buffers";
-    k.category = "broadcast";
-    k.alone_us = plan.broadcast_us;
-    g.collective(nccl, std::move(k), launch_us, {g.record(compute)});
-    forward_waits = {g.record(nccl)};
-  }
-  for (const LayerTasks& layer : plan.layers) {
-    if (!has_kernels(layer.forward)) continue;
-    g.kernels_ref(compute, layer.forward, "forward", std::exchange(forward_waits, {}));
-  }
-  // find_unused_parameters: DDP walks the autograd graph from the outputs before backward.
-  g.host_work("find unused parameters (graph walk)", "ddp_host", plan.unused_walk_host_us);
-
-  // Backward in reverse; after each layer its gradients are ready. DDP copies each into its
-  // bucket (on the compute stream, from the autograd hook) and launches a bucket's all-reduce on
-  // the NCCL stream once all of its gradients are in and every earlier bucket has launched; the
-  // all-reduce waits for an event recorded on the compute stream after the copies.
-  const bool ddp = !plan.buckets.empty();
-  std::vector<int> bucket_of(plan.grad_bytes.size(), -1);
-  std::vector<int> missing(plan.buckets.size());
-  for (std::size_t k = 0; k < plan.buckets.size(); ++k) {
-    missing[k] = static_cast<int>(plan.buckets[k].params.size());
-    for (int p : plan.buckets[k].params)
-      bucket_of[static_cast<std::size_t>(p)] = static_cast<int>(k);
-  }
-  std::size_t next_bucket = 0;
-  auto launch_ready_buckets = [&] {
-    while (next_bucket < plan.buckets.size() && missing[next_bucket] == 0) {
-      CollectiveKernel k;
-      k.name = "allreduce bucket " + std::to_string(next_bucket);
-      k.alone_us = plan.allreduce_us[next_bucket];
-      if (next_bucket < plan.allreduce_ctas.size()) k.ctas = plan.allreduce_ctas[next_bucket];
-      if (next_bucket < plan.allreduce_rate_gbps.size())
-        k.rate_gbps = plan.allreduce_rate_gbps[next_bucket];
-      out.bucket_nodes.push_back(
-          g.collective(nccl, std::move(k), plan.ddp_host_us_per_kernel, {g.record(compute)}));
-      ++next_bucket;
-      // After the last bucket, find_unused_parameters all-reduces which parameters were used.
-      if (next_bucket == plan.buckets.size() && plan.used_map_bytes > 0) {
-        CollectiveKernel used;
-        used.name = "allreduce used-parameter map";
-        used.alone_us = plan.used_map_allreduce_us;
-        g.collective(nccl, std::move(used), plan.ddp_host_us_per_kernel, {g.record(compute)});
-      }
-    }
-  };
-  for (auto layer = plan.layers.rbegin(); layer != plan.layers.rend(); ++layer) {
-    g.kernels_ref(compute, layer->backward, "backward");
-    if (!ddp) continue;
-    for (auto p = layer->params.rbegin(); p != layer->params.rend(); ++p) {
-      const auto i = static_cast<std::size_t>(*p);
-      g.host_work("find unused parameters (hook)", "ddp_host", plan.unused_hook_host_us);
-      if (!plan.copy_in_us.empty()) {
-        g.kernels(
-            compute,
-            launch_of("copy grad into bucket", plan.copy_in_us[i], 1, plan.ddp_host_us_per_kernel),
-            "ddp_copy");
-      }
-      CS_ASSERT(bucket_of[i] >= 0, "a gradient without a bucket");
-      --missing[static_cast<std::size_t>(bucket_of[i])];
-    }
-    launch_ready_buckets();
-  }
-  CS_ASSERT(next_bucket == plan.buckets.size(), "a bucket never launched");
-
-  // End of backward: the compute stream waits for every all-reduce, then copies each averaged
-  // bucket back into its gradient.
-  std::vector<EventId> after;
-  if (ddp) after = {g.record(nccl)};
-  for (std::size_t i = 0; i < plan.copy_out_us.size(); ++i) {
-    g.kernels(
-        compute,
-        launch_of("copy bucket into grad", plan.copy_out_us[i], 1, plan.ddp_host_us_per_kernel),
-        "ddp_copy", std::exchange(after, {}));
-  }
-  g.kernels_ref(compute, plan.optimizer, "optimizer", after);
+  DdpProgram(plan, out).run();
   return out;
 }
 
@@ -138,6 +209,8 @@ StepBreakdown breakdown_of(const Execution& x, const std::string& copies) {
   b.backward_us = x.gpu_us_of("backward");
   b.ddp_copies_us = x.gpu_us_of(copies);
   b.optimizer_us = x.gpu_us_of("optimizer");
+  b.recompute_us = x.gpu_us_of("recompute");
+  b.grad_accumulate_us = x.gpu_us_of("grad_accum");
   b.communication_us = x.communication_us;
   b.communication_slowdown_us = x.communication_slowdown_us;
   b.exposed_communication_us = x.exposed_communication_us;

@@ -13,7 +13,8 @@ namespace cs::workload {
 
 // Where the step's time went, in microseconds. The compute stream's busy times plus its idle
 // time add up to the step: step = input_copy + forward + backward + ddp_copies + optimizer +
-// kernel_gaps + overlap_slowdown + exposed_communication + host_bound_idle. Overlap slows both
+// kernel_gaps + overlap_slowdown + exposed_communication + host_bound_idle + recompute +
+// grad_accumulate. Overlap slows both
 // sides: compute beside an NCCL kernel (overlap_slowdown) and the NCCL kernel beside compute
 // (communication_slowdown, inside communication).
 struct StepBreakdown {
@@ -30,6 +31,8 @@ struct StepBreakdown {
   double host_busy_us = 0;               // the host thread's launch work
   double kernel_gaps_us = 0;             // the GPU's own time between queued kernels
   double overlap_slowdown_us = 0;        // compute stretched by all-reduces holding SMs
+  double recompute_us = 0;               // activation checkpointing: forward again in backward
+  double grad_accumulate_us = 0;         // gradients added into the kept ones (accumulation)
 };
 
 struct BucketTiming {

@@ -2,6 +2,7 @@
 // each rule's source in PyTorch).
 #include "workload/fsdp/fsdp_step.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "core/error.hpp"
@@ -33,9 +34,11 @@ class FsdpProgram {
   }
 
   void run() {
-    input();
-    forward();
-    backward();
+    for (int micro = 0; micro < plan_.micro_batches; ++micro) {
+      input();
+      forward();
+      backward(micro);
+    }
     // The final callback: the compute stream waits for the last reduce-scatter, then the
     // optimizer steps the local shard (1 / shard ranks of the elements, as many tensors).
     Task opt = plan_.optimizer;
@@ -128,14 +131,15 @@ class FsdpProgram {
   // also prefetches the next unit's all-gather; after its backward, its gradients are copied into
   // the reduce-scatter's input (once the previous reduce-scatter has ended) and reduce-scattered
   // on their stream. The root's gradients are reduced last.
-  void backward() {
+  void backward(int micro) {
+    micro_ = micro;
     const bool reshard = fsdp_.options.reshard_after_forward;
     std::vector<bool> resharded(fsdp_.units.size(), reshard);
     resharded[0] = false;
     int current = 0;
     for (std::size_t k = plan_.layers.size(); k-- > 0;) {
       const int u = fsdp_.unit_of_layer[k];
-      if (current != 0 && u != current) reduce_scatter(current);  // its backward has ended
+      if (current != 0 && u != current) post_backward(current);  // its backward has ended
       if (u != 0 && u != current) hooks(u, "pre-backward");
       if (u != 0 && u != current && resharded[static_cast<std::size_t>(u)]) {  // pre-backward
         if (gathered_[static_cast<std::size_t>(u)] < 0) regather(u);
@@ -145,12 +149,40 @@ class FsdpProgram {
           regather(next);
         copy_out(u);
       }
+      if (u != 0 && u != current && plan_.recompute) recompute(u);
       current = u;
       g_.kernels_ref(compute_, plan_.layers[k].backward, "backward");
     }
-    if (current != 0) reduce_scatter(current);
+    if (current != 0) post_backward(current);
     hooks(0, "post-backward");
-    reduce_scatter(0);
+    post_backward(0);
+  }
+
+  // Activation checkpointing: the unit's forward again, its parameters gathered (the
+  // checkpoint_wrapper sits inside fully_shard, so FSDP's hooks do not run again).
+  void recompute(int unit) {
+    for (int layer : fsdp_.units[static_cast<std::size_t>(unit)].layers) {
+      if (plan_.recomputed[static_cast<std::size_t>(layer)] != 0)
+        g_.kernels_ref(compute_, plan_.layers[static_cast<std::size_t>(layer)].forward,
+                       "recompute");
+    }
+  }
+
+  // After a unit's backward: its gradients kept (accumulated) unless this micro-batch
+  // synchronises; then, in the last, reduce-scattered.
+  void post_backward(int unit) {
+    const FsdpUnit& u = fsdp_.units[static_cast<std::size_t>(unit)];
+    const double us = micro_ == 0 ? u.accumulate_first_us : u.accumulate_us;
+    if (plan_.micro_batches > 1 && us > 0) {
+      Task t = copy_task("accumulate grads " + u.name, us, plan_.accumulate_host_us);
+      t.kernels = u.tensors;
+      g_.kernels(compute_, std::move(t), "grad_accum");
+    }
+    if (micro_ + 1 == plan_.micro_batches) {
+      g_.host_work("FSDP post-backward reduce " + u.name, "fsdp_host",
+                   u.tensors * fsdp_.sync_host_us_per_tensor);
+      reduce_scatter(unit);
+    }
   }
 
   void regather(int unit) {
@@ -162,7 +194,9 @@ class FsdpProgram {
     const FsdpUnit& u = fsdp_.units[static_cast<std::size_t>(unit)];
     std::vector<EventId> waits;
     if (last_reduce_ >= 0) waits.push_back(last_reduce_);
-    g_.kernels(compute_, copy_task("reduce-scatter copy-in " + u.name, u.reduce_copy_in_us, host()),
+    const double copy_us =
+        plan_.micro_batches > 1 ? u.reduce_copy_in_accumulated_us : u.reduce_copy_in_us;
+    g_.kernels(compute_, copy_task("reduce-scatter copy-in " + u.name, copy_us, host()),
                "fsdp_copy", waits);
     out_.reduce_scatters.push_back(
         g_.collective(reduce_scatter_, u.reduce_scatter, host(), {g_.record(compute_)}));
@@ -179,6 +213,7 @@ class FsdpProgram {
   std::vector<EventId> gathered_;       // per unit: its pending all-gather's event, -1 for none
   std::vector<EventId> reshard_event_;  // per unit: after its post-forward reshard, -1 for none
   EventId last_reduce_ = -1;
+  int micro_ = 0;  // the micro-batch whose backward is issued
 };
 
 }  // namespace
@@ -217,15 +252,33 @@ FsdpPlan plan_fsdp(const Model& model, const StepPlan& plan, const FsdpOptions& 
     u.copy_out_us = copy_kernel_us(2 * u.all_gather_bytes, compute);
     u.reduce_copy_in_us = copy_kernel_us(
         u.elements * dtype_bytes(options.param_dtype) + u.reduce_scatter_bytes, compute);
+    // Accumulation (FSDPParam.to_accumulated_grad_if_needed, accumulate_unsharded_grad_if_
+    // needed): a kernel per tensor; the cast reads param_dtype and writes reduce_dtype, the add
+    // reads both and writes reduce_dtype; the kept gradients read into the reduce-scatter.
+    const double p = dtype_bytes(options.param_dtype);
+    const double r = dtype_bytes(options.reduce_dtype);
+    const double extra_kernels = std::max(0, u.tensors - 1) * kCopyKernelFixedUs;
+    if (u.tensors > 0) {
+      u.accumulate_first_us =
+          p == r ? 0.0 : copy_kernel_us(u.elements * (p + r), compute) + extra_kernels;
+      u.accumulate_us = copy_kernel_us(u.elements * (p + 2 * r), compute) + extra_kernels;
+    }
+    u.reduce_copy_in_accumulated_us =
+        copy_kernel_us(u.elements * r + u.reduce_scatter_bytes, compute);
   }
   f.copy_host_us = 0;  // in hook_host_us_per_tensor
-  f.hook_host_us_per_tensor = kFsdpHostUsPerTensor * host_index_us / kFsdpHostProbeIndexUs;
+  const double per_tensor = kFsdpHostUsPerTensor * host_index_us / kFsdpHostProbeIndexUs;
+  f.hook_host_us_per_tensor = per_tensor * (1 - kFsdpHostSyncShare);
+  f.sync_host_us_per_tensor = per_tensor * kFsdpHostSyncShare;
   return f;
 }
 
 FsdpStepGraph fsdp_step_graph(const StepPlan& plan, const FsdpPlan& fsdp) {
   FsdpStepGraph out;
-  out.graph.reserve(2 * plan.layers.size() + 6 * fsdp.units.size() + 4);
+  CS_ASSERT(plan.micro_batches >= 1, "a step of no micro-batch");
+  out.graph.reserve(static_cast<std::size_t>(plan.micro_batches) *
+                        (3 * plan.layers.size() + 8 * fsdp.units.size()) +
+                    4);
   FsdpProgram(plan, fsdp, out).run();
   return out;
 }

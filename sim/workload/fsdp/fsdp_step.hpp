@@ -33,6 +33,12 @@ struct FsdpUnit {
   // all-gather copy-in stream), the all-gather's output into the parameters (compute stream),
   // and the gradients into the reduce-scatter's input, cast to reduce_dtype (compute stream).
   double copy_in_us = 0, copy_out_us = 0, reduce_copy_in_us = 0;
+  // Gradient accumulation without synchronisation (set_requires_gradient_sync(False)), per
+  // parameter tensor one kernel on the compute stream after the unit's backward: in the first
+  // micro-batch each unsharded gradient cast to reduce_dtype and kept (none when the dtypes
+  // agree: autograd keeps it), in later ones the new gradient added into the kept one. With
+  // accumulation the reduce-scatter's copy-in reads the kept gradients (reduce_dtype).
+  double accumulate_first_us = 0, accumulate_us = 0, reduce_copy_in_accumulated_us = 0;
 };
 
 struct FsdpPlan {
@@ -40,9 +46,11 @@ struct FsdpPlan {
   std::vector<FsdpUnit> units;     // units[0] is the root; then the blocks in forward order
   std::vector<int> unit_of_layer;  // per StepPlan layer: its unit
   double copy_host_us = 0;         // host cost of launching one of the copies and collectives above
-  // FSDP's host work beyond the plain step's, per parameter tensor of a unit and step: half in
-  // the unit's pre-forward, half in its pre-backward.
+  // FSDP's host work beyond the plain step's, per parameter tensor of a unit: per micro-batch
+  // hook_host_us_per_tensor, half in the unit's pre-forward, half in its pre-backward; once a
+  // step sync_host_us_per_tensor, in its post-backward when the gradients are reduced.
   double hook_host_us_per_tensor = 0;
+  double sync_host_us_per_tensor = 0;
 };
 
 // FSDP2's host work per parameter tensor and step, beyond the plain step's: GPT-2 at batch 2
@@ -53,6 +61,14 @@ struct FsdpPlan {
 // collectives' launches): plan_fsdp then charges no launch cost per copy.
 inline constexpr double kFsdpHostUsPerTensor = 293.0;
 inline constexpr double kFsdpHostProbeIndexUs = 16.52;
+// The share of it that runs once a step, when gradients are reduced (the post-backward's
+// reduce-scatter path and the optimizer over DTensor shards), not in every micro-batch (the
+// unshard and reshard hooks): with D1 and D4 the host time FSDP adds to a step of one and of 4
+// micro-batches, (4 D1 - D4) / (3 D1). GPT-2 at batch 8 on one H200, host-bound under FSDP
+// (calibrate/data/h200x2-r8-accum, gpt2-n1.json: fsdp 89.3 and fsdp-accum4 275.6 ms of host
+// calls, against the plain step's host work as simulated there, 44.4 and 177.5 ms): D1 = 44.9,
+// D4 = 98.1 ms, 0.605.
+inline constexpr double kFsdpHostSyncShare = 0.605;
 
 // The units of `model` for `plan` (a plan made without DDP) and the copies' GPU times on
 // `compute`; the collectives' times are left for the caller (the system layer) to fill.

@@ -17,4 +17,6 @@ models=$root/models
 "$bin" ddp --topology "$topo/dgx-h100-2node.yaml" --model "$models/gpt2.yaml" -n 16 > "$out/gpt2-dgx-h100-2node-n16.txt"
 "$bin" ddp --topology "$topo/dgx-h200.yaml" --model "$models/resnet50.yaml" -n 8 --find-unused-parameters --json > "$out/resnet50-dgx-h200-n8-unused.json"
 "$bin" ddp --topology "$topo/dgx-h200.yaml" --model "$models/gpt2.yaml" -n 2 --batch 8 --strategy fsdp > "$out/gpt2-dgx-h200-n2-fsdp.txt"
+"$bin" ddp --topology "$topo/dgx-h200.yaml" --model "$models/gpt2.yaml" -n 2 --batch 8 --strategy fsdp --grad-accum 4 --activation-checkpointing --json > "$out/gpt2-dgx-h200-n2-fsdp-accum4-ac.json"
+"$bin" ddp --topology "$topo/dgx-h200.yaml" --model "$models/llama-1b.yaml" -n 2 --grad-accum 2 --activation-checkpointing > "$out/llama-1b-dgx-h200-n2-accum2-ac.txt"
 echo "refreshed $(ls "$out" | grep -v refresh.sh | tr '\n' ' ')"
