@@ -117,6 +117,7 @@ std::optional<DdpVariant> fsdp_variant(const JsonReader& variants, const std::st
   DdpVariant out;
   out.name = name;
   out.step_ms = v.positive("step_ms_median");
+  if (v.has("peak_allocated_bytes")) out.peak_allocated_bytes = v.positive("peak_allocated_bytes");
   out.fsdp = true;
   out.reshard_after_forward = parts->base != "fsdp-noreshard";
   out.activation_checkpointing = parts->checkpointing;
@@ -165,6 +166,7 @@ std::vector<DdpVariant> read_variants(const JsonReader& r, bool fsdp_file) {
     d.grad_accum = parts->accum;
     check_accum(v, d.grad_accum);
     d.step_ms = v.positive("step_ms_median");
+    if (v.has("peak_allocated_bytes")) d.peak_allocated_bytes = v.positive("peak_allocated_bytes");
     out.push_back(d);
   }
   std::sort(out.begin(), out.end(), [](const DdpVariant& a, const DdpVariant& b) {

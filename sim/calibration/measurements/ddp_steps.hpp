@@ -28,6 +28,8 @@ struct DdpVariant {
   bool simulated = true;                  // false: a setting the simulator does not run
   bool activation_checkpointing = false;  // -ac
   int grad_accum = 1;                     // -accumK
+  // torch.cuda.max_memory_allocated() of the largest rank over the steps, where recorded.
+  std::optional<double> peak_allocated_bytes;
   // The name's modifiers ("-ac-accum4"): variants of one run with the same modifiers compare.
   std::string modifiers() const;
   bool plain() const { return !fsdp && bucket_cap_mb == 0; }

@@ -67,6 +67,8 @@ DdpValidation validate_ddp_steps(std::vector<DdpStepRow> rows, bool calibrated) 
     CS_ASSERT(!calibrated || r.calibrated_ms, r.file + " " + r.variant + ": no calibrated time");
     r.prior_error = relative_error(r.prior_ms, r.measured_ms);
     if (calibrated) r.calibrated_error = relative_error(*r.calibrated_ms, r.measured_ms);
+    if (r.measured_peak_bytes)
+      r.memory_error = relative_error(r.predicted_peak_bytes, *r.measured_peak_bytes);
   }
   for (DdpStepRow& r : rows) {
     if (r.plain) continue;
@@ -125,6 +127,24 @@ DdpValidation validate_ddp_steps(std::vector<DdpStepRow> rows, bool calibrated) 
     for (const char* gpus : {"1", ">=2", "all"})
       v.summary.push_back(summarise(rows, what, gpus, errors_of));
   }
+  // Peak memory per strategy, every variant (modifiers included), where runs recorded it.
+  const auto memory_if = [](bool in) {
+    return [in](const DdpStepRow& r) { return in ? Errors{r.memory_error, {}} : Errors{}; };
+  };
+  const ErrorsOf plain_memory = [&](const DdpStepRow& r) { return memory_if(r.plain)(r); };
+  const ErrorsOf ddp_memory = [&](const DdpStepRow& r) {
+    return memory_if(!r.plain && !r.fsdp)(r);
+  };
+  const ErrorsOf fsdp_memory = [&](const DdpStepRow& r) { return memory_if(r.fsdp)(r); };
+  for (const auto& [what, errors_of] :
+       {std::pair{"plain memory", plain_memory}, std::pair{"ddp memory", ddp_memory},
+        std::pair{"fsdp memory", fsdp_memory}}) {
+    if (std::none_of(rows.begin(), rows.end(),
+                     [&f = errors_of](const DdpStepRow& r) { return f(r).prior.has_value(); }))
+      continue;
+    for (const char* gpus : {"1", ">=2", "all"})
+      v.summary.push_back(summarise(rows, what, gpus, errors_of));
+  }
   v.rows = std::move(rows);
   return v;
 }
@@ -143,6 +163,7 @@ DdpStepRow measured_row(const std::string& data, const DdpStepFile& f, const Ddp
   row.activation_checkpointing = v.activation_checkpointing;
   row.grad_accum = v.grad_accum;
   row.measured_ms = v.step_ms;
+  row.measured_peak_bytes = v.peak_allocated_bytes;
   return row;
 }
 

@@ -45,6 +45,11 @@ struct DdpStepRow {
   double prior_error = 0;               // (predicted - measured) / measured
   std::optional<double> calibrated_error;
   std::optional<DdpOverhead> overhead;  // DDP variants of a run that has a plain step
+  // Peak memory, PyTorch's allocator's (the largest rank's max_memory_allocated) against the
+  // memory check's peak without what lies outside the allocator; where the run recorded it.
+  std::optional<double> measured_peak_bytes;
+  double predicted_peak_bytes = 0;
+  std::optional<double> memory_error;  // (predicted - measured) / measured
 };
 
 // Median and worst |error| of one kind of figure over one set of GPU counts.

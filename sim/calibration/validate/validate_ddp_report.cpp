@@ -72,6 +72,16 @@ std::string step_line(const DdpStepRow& r, bool calibrated, int variant_width) {
   return table_line(c);
 }
 
+std::string memory_line(const DdpStepRow& r, int variant_width) {
+  return table_line({{-12, r.model},
+                     {5, std::to_string(r.batch)},
+                     {4, std::to_string(r.gpus)},
+                     {-variant_width, r.variant},
+                     {9, fixed("%.2f", *r.measured_peak_bytes / (1024.0 * 1024.0 * 1024.0))},
+                     {9, fixed("%.2f", r.predicted_peak_bytes / (1024.0 * 1024.0 * 1024.0))},
+                     {8, signed_percent(r.memory_error)}});
+}
+
 std::string percent_or_dash(const std::optional<double>& v, int points) {
   return v && points > 0 ? percent(*v) : "-";
 }
@@ -137,6 +147,23 @@ std::string ddp_validation_text(const DdpValidation& v) {
     for (const DdpStepRow& r : v.rows) {
       if (r.data == data) out += step_line(r, v.calibrated(), width);
     }
+    if (std::none_of(v.rows.begin(), v.rows.end(), [&data](const DdpStepRow& r) {
+          return r.data == data && r.measured_peak_bytes;
+        }))
+      continue;
+    out += "\nPeak memory of " + data +
+           ", GiB (measured: the largest rank's max_memory_allocated; predicted: the memory "
+           "check's peak less what lies outside PyTorch's allocator):\n" +
+           table_line({{-12, "model"},
+                       {5, "batch"},
+                       {4, "gpus"},
+                       {-width, "variant"},
+                       {9, "measured"},
+                       {9, "predicted"},
+                       {8, "error"}});
+    for (const DdpStepRow& r : v.rows) {
+      if (r.data == data && r.measured_peak_bytes) out += memory_line(r, width);
+    }
   }
   out +=
       "\nSummary over the runs, per GPU count (ddp step: every ddp<cap> row):\n" + summary_lines(v);
@@ -147,7 +174,8 @@ std::string ddp_validation_csv(const DdpValidation& v) {
   std::string out =
       "data,file,model,batch,gpus,variant,measured_ms,prior_ms,prior_error,calibrated_ms,"
       "calibrated_error,measured_overhead_ms,prior_overhead_ms,prior_overhead_error,"
-      "calibrated_overhead_ms,calibrated_overhead_error\n";
+      "calibrated_overhead_ms,calibrated_overhead_error,measured_peak_bytes,predicted_peak_bytes,"
+      "memory_error\n";
   for (const DdpStepRow& r : v.rows) {
     const auto when = [&r](double x) {
       return r.overhead ? std::optional<double>(x) : std::nullopt;
@@ -160,7 +188,8 @@ std::string ddp_validation_csv(const DdpValidation& v) {
            csv_field(r.calibrated_ms) + "," + csv_field(r.calibrated_error) + "," +
            csv_field(when(o.measured_ms)) + "," + csv_field(when(o.prior_ms)) + "," +
            csv_field(o.prior_error) + "," + csv_field(o.calibrated_ms) + "," +
-           csv_field(o.calibrated_error) + "\n";
+           csv_field(o.calibrated_error) + "," + csv_field(r.measured_peak_bytes) + "," +
+           csv_field(r.predicted_peak_bytes) + "," + csv_field(r.memory_error) + "\n";
   }
   return out;
 }
@@ -206,7 +235,10 @@ std::string ddp_validation_json(const DdpValidation& v) {
                          {"prior_error", r.prior_error},
                          {"calibrated_ms", or_null(r.calibrated_ms)},
                          {"calibrated_error", or_null(r.calibrated_error)},
-                         {"overhead", overhead}});
+                         {"overhead", overhead},
+                         {"measured_peak_bytes", or_null(r.measured_peak_bytes)},
+                         {"predicted_peak_bytes", r.predicted_peak_bytes},
+                         {"memory_error", or_null(r.memory_error)}});
   }
   return j.dump(1) + "\n";
 }

@@ -105,11 +105,17 @@ std::string host_probe_of(const std::string& folder, int gpus) {
                        ".json in this folder (calibrate/ddp/run_ddp.sh writes one)");
 }
 
-// One variant's step in ms, as `clustersim ddp` predicts it.
-double step_ms(const topo::Cluster& cluster, const workload::Model& model,
-               const workload::TrainingOptions& options, const std::vector<int>& ranks,
-               const cal::Calibration* calibration) {
-  return predict_ddp(cluster, model, options, ranks, calibration).result.breakdown.step_us / 1e3;
+// One variant's step in ms and its peak in PyTorch's allocator, as `clustersim ddp` predicts
+// them.
+struct Predicted {
+  double step_ms = 0;
+  double peak_bytes = 0;
+};
+Predicted predicted(const topo::Cluster& cluster, const workload::Model& model,
+                    const workload::TrainingOptions& options, const std::vector<int>& ranks,
+                    const cal::Calibration* calibration) {
+  const DdpPrediction p = predict_ddp(cluster, model, options, ranks, calibration);
+  return {p.result.breakdown.step_us / 1e3, p.memory.total - p.memory.outside};
 }
 
 // How NCCL was set for the predictions, for the header.
@@ -190,10 +196,13 @@ void run_validate_ddp(const ValidateDdpArgs& a) {
           StepFlags flags = flags_of(f, v);
           if (a.host_probes) flags.host_probe = host_probe_of(folder.folder, f.world_size);
           const workload::TrainingOptions options = step_options(flags, model);
-          row.prior_ms = step_ms(cluster, model, options, ranks, nullptr);
+          const Predicted prior = predicted(cluster, model, options, ranks, nullptr);
+          row.prior_ms = prior.step_ms;
+          row.predicted_peak_bytes = prior.peak_bytes;
           if (calibration)
-            row.calibrated_ms =
-                step_ms(calibrated_clusters.at(f.world_size), model, options, ranks, &*calibration);
+            row.calibrated_ms = predicted(calibrated_clusters.at(f.world_size), model, options,
+                                          ranks, &*calibration)
+                                    .step_ms;
         } catch (const InputError& e) {
           throw InputError(f.file + ": variant '" + v.name + "': " + e.what());
         }

@@ -112,6 +112,7 @@ struct Op {
   double bytes = 0, scale_batch = 1, scale_seq = 0;       // memory
   Access access = Access::elementwise;                    // memory
   int kernels = 1;
+  int weight = -1;  // gemm/conv: the layer's param it multiplies (`weight:`), -1 if unnamed
 
   // Arithmetic of the op. gemm/conv: 2*m*n*k*batch. attention, forward convention: QK^T and PV
   // are two gemms of 2*seq_q*seq_kv*head_dim each per (batch, head), halved when causal masks

@@ -32,8 +32,9 @@ void parse_grows(const Fields& f, const ModelContext& ctx, Op& op) {
   }
 }
 
-// A weight of n x k elements per matrix (for conv, out channels x in channels/groups*kh*kw).
-void check_weight(const Fields& f, const Op& op, const std::vector<TensorSpec>& params) {
+// A weight of n x k elements per matrix (for conv, out channels x in channels/groups*kh*kw);
+// returns its index in `params`.
+int check_weight(const Fields& f, const Op& op, const std::vector<TensorSpec>& params) {
   const std::string name = f.text("weight");
   std::vector<std::string> names;
   names.reserve(params.size());
@@ -52,6 +53,7 @@ void check_weight(const Fields& f, const Op& op, const std::vector<TensorSpec>& 
                          name + "' of " + std::to_string(weight.elements) +
                          " elements; n*k*batch must equal them");
   }
+  return static_cast<int>(it - names.begin());
 }
 
 }  // namespace
@@ -75,7 +77,7 @@ Op parse_op(const YAML::Node& node, const SourceLoc& where, const std::string& l
       if (f.has("batch")) op.batch = number(f, "batch", Least::one);
       op.dtype = op_dtype(f);
       parse_grows(f, ctx, op);
-      if (f.has("weight")) check_weight(f, op, params);
+      if (f.has("weight")) op.weight = check_weight(f, op, params);
       break;
     case OpKind::attention:
       f.forbid({"m", "n", "k", "grows", "weight", "bytes", "scale", "access"}, context,
