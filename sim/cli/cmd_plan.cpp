@@ -2,6 +2,7 @@
 // topology x server count: the memory check, the DDP step, throughput, scaling efficiency, time
 // and cost to the target, cost per million samples or tokens; sorted by cost, the time/cost
 // Pareto front marked, optionally drawn.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -93,14 +94,17 @@ const char* per_million(plan::TargetKind kind) {
 }
 
 std::string text_table(const std::vector<plan::Candidate>& cs, const workload::Model& model,
-                       const workload::TrainingOptions& options, const plan::Target& target) {
+                       const workload::TrainingOptions& options, const plan::Target& target,
+                       bool auto_strategy) {
   std::ostringstream out;
   char line[512];
   out << "# clustersim plan: " << model.name << " for " << amount_text(target.amount) << " "
       << plan::to_string(target.kind) << ", " << workload::to_string(options.precision) << ", "
       << workload::to_string(options.optimizer)
-      << (options.strategy == workload::Strategy::fsdp ? ", FSDP2 over every GPU\n"
-                                                       : ", DDP on every GPU\n");
+      << (auto_strategy ? ", on every GPU the fastest of DDP and FSDP2, with or without "
+                          "checkpointing, in the fewest micro-batches that fit (in [])\n"
+          : options.strategy == workload::Strategy::fsdp ? ", FSDP2 over every GPU\n"
+                                                         : ", DDP on every GPU\n");
   out << "# cheapest first; * = on the time/cost Pareto front (no candidate both faster and "
          "cheaper); cost = hours x price, billed per second\n";
   std::snprintf(line, sizeof line, "#  %-24s %5s %5s %5s %9s %12s %6s %9s %11s %8s %8s %8s %9s\n",
@@ -124,6 +128,9 @@ std::string text_table(const std::vector<plan::Candidate>& cs, const workload::M
       notes += (notes.empty() ? "" : "; ") + ("cost unknown: " + c.cost_unknown);
     }
     if (!notes.empty()) notes = "  (" + notes + ")";
+    if (!c.strategy.empty()) notes = "  [" + c.strategy + "]" + notes;
+    char eff[16] = "-";
+    if (c.efficiency > 0) std::snprintf(eff, sizeof eff, "%.1f%%", 100 * c.efficiency);
     char cost[3][32] = {"unknown", "-", "-"};
     if (c.cost_unknown.empty()) {
       std::snprintf(cost[0], sizeof cost[0], "%.0f", c.usd);
@@ -131,13 +138,13 @@ std::string text_table(const std::vector<plan::Candidate>& cs, const workload::M
       std::snprintf(cost[2], sizeof cost[2], "%.2f", c.usd_per_hour);
     }
     std::snprintf(line, sizeof line,
-                  "%s  %-24s %5d %5d %5d %9.2f %12.1f %5.1f%% %9.1f %11s %8s %8s %8.2f "
+                  "%s  %-24s %5d %5d %5d %9.2f %12.1f %6s %9.1f %11s %8s %8s %8.2f "
                   "%9.2f%s\n",
                   c.pareto ? "*" : " ", c.topology.c_str(), c.servers, c.gpus, c.batch_per_gpu,
                   c.step_s * 1e3,
-                  target.kind == plan::TargetKind::tokens ? c.tokens_per_s : c.samples_per_s,
-                  100 * c.efficiency, c.hours, cost[0], cost[1], cost[2],
-                  c.exposed_communication_ms, c.compute_ms, notes.c_str());
+                  target.kind == plan::TargetKind::tokens ? c.tokens_per_s : c.samples_per_s, eff,
+                  c.hours, cost[0], cost[1], cost[2], c.exposed_communication_ms, c.compute_ms,
+                  notes.c_str());
     out << line;
   }
   for (const plan::Candidate* c : out_of_run) {
@@ -174,6 +181,7 @@ nlohmann::json candidate_json(const plan::Candidate& c) {
     j["why_not"] = c.why_not;
   }
   if (!c.cost_unknown.empty()) j["cost_unknown"] = c.cost_unknown;
+  if (!c.strategy.empty()) j["strategy"] = c.strategy;
   if (!c.price_source.empty()) j["price_source"] = c.price_source;
   if (!c.compute_note.empty()) j["compute"] = c.compute_note;
   return j;
@@ -190,7 +198,9 @@ std::string csv_table(const std::vector<plan::Candidate>& cs) {
   std::ostringstream out;
   out << "topology,servers,gpus,batch_per_gpu";
   for (const char* name : kCandidateColumns) out << "," << name;
-  out << ",pareto,over_limit,why_not,cost_unknown\n";
+  const bool layouts = std::any_of(cs.begin(), cs.end(),
+                                   [](const plan::Candidate& c) { return !c.strategy.empty(); });
+  out << ",pareto,over_limit,why_not,cost_unknown" << (layouts ? ",strategy" : "") << "\n";
   char number[64];
   for (const plan::Candidate& c : cs) {
     out << c.topology << "," << c.servers << "," << c.gpus << "," << c.batch_per_gpu;
@@ -204,7 +214,8 @@ std::string csv_table(const std::vector<plan::Candidate>& cs) {
       }
     }
     out << "," << (c.why_not.empty() ? (c.pareto ? "true" : "false") : "") << "," << c.over_limit
-        << "," << csv_quoted(c.why_not) << "," << csv_quoted(c.cost_unknown) << "\n";
+        << "," << csv_quoted(c.why_not) << "," << csv_quoted(c.cost_unknown)
+        << (layouts ? "," + csv_quoted(c.strategy) : std::string()) << "\n";
   }
   return out.str();
 }
@@ -257,7 +268,11 @@ void run_plan(const PlanArgs& a) {
   for (const std::string& p : a.prices) parse_price_override(p, prices);
   const std::vector<int> counts = parse_node_counts(a.nodes);
   const workload::Model model = workload::load_model_file(a.model);
-  const workload::TrainingOptions options = step_options(a.step, model);
+  // --strategy auto: the options as for DDP; each candidate then tries every layout.
+  const bool auto_strategy = a.step.strategy == "auto";
+  StepFlags flags = a.step;
+  if (auto_strategy) flags.strategy = "ddp";
+  const workload::TrainingOptions options = step_options(flags, model);
 
   std::vector<plan::Candidate> candidates;
   std::map<std::string, bool> templates;
@@ -265,7 +280,9 @@ void run_plan(const PlanArgs& a) {
     for (const int servers : counts) {
       const topo::Cluster cluster = topo::load_cluster(t, {servers});
       candidates.push_back(
-          predict_candidate(cluster, a.global_batch, model, options, prices, &templates));
+          auto_strategy
+              ? predict_candidate_auto(cluster, a.global_batch, model, options, prices, &templates)
+              : predict_candidate(cluster, a.global_batch, model, options, prices, &templates));
     }
   }
   for (const auto& [name, usd] : prices) {
@@ -298,7 +315,7 @@ void run_plan(const PlanArgs& a) {
   } else if (a.csv) {
     std::cout << csv_table(candidates);
   } else {
-    std::cout << text_table(candidates, model, options, target);
+    std::cout << text_table(candidates, model, options, target, auto_strategy);
   }
 }
 

@@ -35,6 +35,7 @@ struct Candidate {
   double compute_ms = 0;  // forward + backward + optimizer on the compute stream
   double exposed_communication_ms = 0;
   double host_bound_idle_ms = 0;
+  std::string strategy;      // with plan --strategy auto: the layout picked ("fsdp, 4 x 2")
   std::string why_not;       // non-empty: no numbers below, this says why
   std::string cost_unknown;  // non-empty: no price, so no cost figures below; this says why
 

@@ -43,6 +43,10 @@ TEST_CASE("clustersim plan matches its golden outputs") {
       {"gpt2-dgx-price-global-batch.json",
        "-m models/gpt2.yaml -t topologies/dgx-h100-16node.yaml --price dgx-h100=40 --nodes 1,2 "
        "--global-batch 64 --samples 1M --json"},
+      {"llama-3.1-8b-auto-1t.csv",
+       "-m models/llama-3.1-8b.yaml -t topologies/aws-p5.48xlarge.yaml "
+       "-t topologies/aws-p4d.24xlarge.yaml --nodes 4,16 --tokens 1T --global-batch 512 "
+       "--strategy auto --csv"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.golden);

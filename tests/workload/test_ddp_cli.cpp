@@ -140,7 +140,12 @@ TEST_CASE("clustersim ddp: bad flags exit 2 with one line") {
   cs::test::check_bad_input(ddp(base + "--batch -4"), "--batch: Value -4 not in range 1 to");
   cs::test::check_bad_input(ddp(base + "--batch 0"), "--batch: Value 0 not in range 1 to");
   cs::test::check_bad_input(ddp(base + "--seq 0"), "--seq: Value 0 not in range 1 to");
-  cs::test::check_bad_input(ddp(base + "--strategy zero3"), "--strategy: zero3 not in {ddp,fsdp}");
+  cs::test::check_bad_input(ddp(base + "--strategy zero3"),
+                            "--strategy: zero3 not in {ddp,fsdp,auto}");
+  cs::test::check_bad_input(ddp(base + "--strategy auto"),
+                            "key 'strategy': auto applies only to plan");
+  cs::test::check_bad_input(ddp(base + "--sync-every-micro-batch"),
+                            "key 'sync-every-micro-batch': applies with --grad-accum 2 or more");
   cs::test::check_bad_input(ddp(base + "--reshard-after-forward false"),
                             "--reshard-after-forward, --param-dtype and --reduce-dtype apply only "
                             "to --strategy fsdp");

@@ -144,5 +144,24 @@ TEST_CASE("fsdp: accumulation keeps the gradients until the last micro-batch red
   CHECK(g.reduce_scatters.size() == 3);
 }
 
+TEST_CASE("fsdp: reducing in every micro-batch keeps no unsharded gradients") {
+  // The same two micro-batches, each reducing its gradients (no set_requires_gradient_sync
+  // (False)): three reduce-scatters a micro-batch and no accumulation kernel; the copy-ins read
+  // the fresh gradients (1 us each, six of them).
+  Fixture f;
+  f.fsdp.options.reshard_after_forward = false;
+  f.plan.micro_batches = 2;
+  f.plan.sync_every_micro = true;
+  for (FsdpUnit& u : f.fsdp.units) {
+    u.accumulate_first_us = 2;
+    u.accumulate_us = 3;
+    u.reduce_copy_in_accumulated_us = 5;
+  }
+  const StepResult r = simulate_fsdp_step(f.plan, f.fsdp);
+  CHECK(r.breakdown.grad_accumulate_us == doctest::Approx(0));
+  CHECK(r.breakdown.ddp_copies_us == doctest::Approx(6 + 6));  // copy-outs, reduce copy-ins
+  CHECK(fsdp_step_graph(f.plan, f.fsdp).reduce_scatters.size() == 6);
+}
+
 }  // namespace
 }  // namespace cs::workload

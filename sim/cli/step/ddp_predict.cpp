@@ -14,8 +14,10 @@ void add_step_flags(CLI::App* cmd, StepFlags& flags) {
       ->check(CLI::Range(1, 1 << 24));
   cmd->add_option("--strategy", flags.strategy,
                   "Data parallelism: ddp (DistributedDataParallel, the default) or fsdp (FSDP2's "
-                  "fully_shard per block and the root, one shard group over the ranks)")
-      ->check(CLI::IsMember({"ddp", "fsdp"}));
+                  "fully_shard per block and the root, one shard group over the ranks); plan "
+                  "also takes auto (each strategy, with and without checkpointing, the fewest "
+                  "micro-batches that fit: the fastest named)")
+      ->check(CLI::IsMember({"ddp", "fsdp", "auto"}));
   cmd->add_option("--reshard-after-forward", flags.reshard_after_forward,
                   "fsdp: free a block's gathered parameters after its forward (true, the "
                   "default) or keep them for backward (false)")
@@ -31,6 +33,9 @@ void add_step_flags(CLI::App* cmd, StepFlags& flags) {
                   "gradients synchronised in the last (DDP's no_sync, FSDP's "
                   "set_requires_gradient_sync); default 1")
       ->check(CLI::Range(1, 1 << 16));
+  cmd->add_flag("--sync-every-micro-batch", flags.sync_every_micro,
+                "With --grad-accum: synchronise the gradients in every micro-batch (no no_sync; "
+                "FSDP keeps no unsharded gradients between them)");
   cmd->add_flag("--activation-checkpointing", flags.activation_checkpointing,
                 "Each block of the model in checkpoint_wrapper (non-reentrant): its forward runs "
                 "again in backward, only its input kept");
@@ -95,6 +100,8 @@ workload::TrainingOptions step_options(const StepFlags& a, const workload::Model
   }
   if (!(a.ddp.bucket_cap_mb > 0)) throw InputError("key 'bucket-cap-mb': must be above 0");
   o.ddp = a.ddp;
+  if (a.strategy == "auto")
+    throw InputError("key 'strategy': auto applies only to plan, which tries each strategy");
   o.strategy = a.strategy == "fsdp" ? workload::Strategy::fsdp : workload::Strategy::ddp;
   if (o.strategy != workload::Strategy::fsdp &&
       (!a.reshard_after_forward.empty() || !a.param_dtype.empty() || !a.reduce_dtype.empty()))
@@ -107,6 +114,9 @@ workload::TrainingOptions step_options(const StepFlags& a, const workload::Model
   if (a.param_dtype == "fp32") o.fsdp.param_dtype = workload::Dtype::fp32;
   if (a.reduce_dtype == "bf16") o.fsdp.reduce_dtype = workload::Dtype::bf16;
   o.grad_accum = a.grad_accum;
+  if (a.sync_every_micro && a.grad_accum < 2)
+    throw InputError("key 'sync-every-micro-batch': applies with --grad-accum 2 or more");
+  o.sync_every_micro = a.sync_every_micro;
   if (a.activation_checkpointing && model.blocks.empty())
     throw InputError("key 'activation-checkpointing': model '" + model.name + "' (" + model.file +
                      ") has no blocks to checkpoint (a repeat block, or layers under a module "

@@ -37,7 +37,8 @@ std::string settings_line(const DdpReport& r) {
   }
   s += r.options.input_pinned ? ", pinned input" : ", pageable input";
   if (r.options.grad_accum > 1)
-    s += ", " + std::to_string(r.options.grad_accum) + " micro-batches a step";
+    s += ", " + std::to_string(r.options.grad_accum) + " micro-batches a step" +
+         (r.options.sync_every_micro ? " (each synchronised)" : "");
   if (r.options.activation_checkpointing) s += ", activation checkpointing";
   return s;
 }
@@ -141,6 +142,7 @@ nlohmann::json ddp_json(const DdpReport& r) {
   out["find_unused_parameters"] = r.options.ddp.find_unused_parameters;
   out["first_step"] = r.options.ddp.first_step;
   if (r.options.grad_accum > 1) out["grad_accum"] = r.options.grad_accum;
+  if (r.options.sync_every_micro) out["sync_every_micro_batch"] = true;
   if (r.options.activation_checkpointing) out["activation_checkpointing"] = true;
   out["compute"] = r.plan.compute_note;
   out["host"] = r.plan.host_note;

@@ -74,12 +74,16 @@ plan::Candidate predict_candidate(const topo::Cluster& cluster, int global_batch
   }
   workload::TrainingOptions o = options;
   if (global_batch > 0) {
-    if (global_batch % c.gpus != 0) {
+    // Each GPU's share, in options.grad_accum micro-batches.
+    const int per_step = c.gpus * o.grad_accum;
+    if (global_batch % per_step != 0) {
       c.why_not = "a global batch of " + std::to_string(global_batch) +
-                  " does not split evenly over " + std::to_string(c.gpus) + " GPUs";
+                  " does not split evenly over " + std::to_string(c.gpus) + " GPUs" +
+                  (o.grad_accum > 1 ? " x " + std::to_string(o.grad_accum) + " micro-batches"
+                                    : std::string());
       return c;
     }
-    o.batch = global_batch / c.gpus;
+    o.batch = global_batch / per_step;
   }
   c.batch_per_gpu = workload::samples_per_step(o);
   c.seq = o.seq.value_or(0);
@@ -90,10 +94,16 @@ plan::Candidate predict_candidate(const topo::Cluster& cluster, int global_batch
   for (int r = 0; r < c.gpus; ++r) ranks[static_cast<std::size_t>(r)] = r;
   try {
     const DdpPrediction all = predict_ddp(cluster, model, o, ranks, nullptr);
-    const DdpPrediction one = predict_ddp(cluster, model, o, {0}, nullptr);
     const workload::StepBreakdown& b = all.result.breakdown;
     c.step_s = b.step_us / 1e6;
-    c.single_gpu_step_s = one.result.breakdown.step_us / 1e6;
+    // The same per-GPU step on one GPU, for the scaling efficiency: none where it does not fit
+    // one GPU (a sharded model), and the efficiency is then unknown.
+    try {
+      c.single_gpu_step_s =
+          predict_ddp(cluster, model, o, {0}, nullptr).result.breakdown.step_us / 1e6;
+    } catch (const InputError&) {
+      c.single_gpu_step_s = 0;
+    }
     c.compute_note = all.gpu.name + ": " + all.plan.compute_note + "; host: " + all.plan.host_note;
     c.compute_ms = (b.forward_us + b.backward_us + b.optimizer_us) / 1e3;
     c.exposed_communication_ms = b.exposed_communication_us / 1e3;
@@ -107,6 +117,72 @@ plan::Candidate predict_candidate(const topo::Cluster& cluster, int global_batch
   return c;
 }
 
+namespace {
+
+std::string layout_name(const workload::TrainingOptions& o) {
+  std::string s = workload::to_string(o.strategy);
+  if (o.activation_checkpointing) s += " + checkpointing";
+  if (o.grad_accum > 1)
+    s += ", " + std::to_string(o.grad_accum) + " x " + std::to_string(o.batch) +
+         (o.sync_every_micro ? " micro-batches, each synchronised" : " micro-batches");
+  return s;
+}
+
+}  // namespace
+
+plan::Candidate predict_candidate_auto(const topo::Cluster& cluster, int global_batch,
+                                       const workload::Model& model,
+                                       const workload::TrainingOptions& options,
+                                       const PriceOverrides& prices,
+                                       std::map<std::string, bool>* templates_seen) {
+  const int gpus = static_cast<int>(cluster.ranks.size());
+  const int share = global_batch > 0 ? global_batch / gpus : options.batch;
+  std::optional<plan::Candidate> best;
+  plan::Candidate last;
+  struct Layout {
+    workload::Strategy strategy;
+    bool checkpointing, sync_every;
+  };
+  const workload::Strategy ddp = workload::Strategy::ddp;
+  const workload::Strategy fsdp = workload::Strategy::fsdp;
+  // FSDP2 accumulating without reducing keeps unsharded gradients: reducing every micro-batch
+  // is the layout that fits when that does not.
+  for (const Layout layout :
+       {Layout{ddp, false, false}, Layout{ddp, true, false}, Layout{fsdp, false, false},
+        Layout{fsdp, true, false}, Layout{fsdp, false, true}, Layout{fsdp, true, true}}) {
+    {
+      const bool checkpointing = layout.checkpointing;
+      if (checkpointing && model.blocks.empty()) continue;
+      workload::TrainingOptions o = options;
+      o.strategy = layout.strategy;
+      o.activation_checkpointing = checkpointing;
+      // The fewest micro-batches that fit: accumulation only when the global batch needs it.
+      for (int micro = 1; micro <= share; ++micro) {
+        if (share % micro != 0 || (global_batch <= 0 && micro > 1)) continue;
+        if (layout.sync_every && micro == 1) continue;
+        o.grad_accum = micro;
+        o.sync_every_micro = layout.sync_every;
+        o.batch = share / micro;
+        plan::Candidate c = predict_candidate(cluster, global_batch > 0 ? global_batch : 0, model,
+                                              o, prices, templates_seen);
+        c.strategy = layout_name(o);
+        if (!c.why_not.empty()) {
+          last = std::move(c);
+          if (global_batch > 0 && global_batch % gpus != 0) return last;
+          continue;
+        }
+        if (!best || c.step_s < best->step_s) best = std::move(c);
+        break;
+      }
+    }
+  }
+  if (!best) {
+    last.why_not = "no strategy fits (the last tried, " + last.strategy + "): " + last.why_not;
+    return last;
+  }
+  return *best;
+}
+
 std::vector<std::pair<std::string, double>> candidate_figures(const plan::Candidate& c) {
   std::vector<std::pair<std::string, double>> out;
   const bool runs = c.why_not.empty();
@@ -117,7 +193,7 @@ std::vector<std::pair<std::string, double>> candidate_figures(const plan::Candid
   add("step_ms", c.step_s * 1e3, c.step_s > 0);
   add("samples_per_s", c.samples_per_s, runs);
   add("tokens_per_s", c.tokens_per_s, runs);
-  add("efficiency", c.efficiency, runs);
+  add("efficiency", c.efficiency, runs && c.efficiency > 0);
   add("steps", c.steps, runs);
   add("hours", c.hours, runs);
   add("cost_usd", c.usd, priced);

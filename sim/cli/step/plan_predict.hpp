@@ -34,6 +34,16 @@ plan::Candidate predict_candidate(const topo::Cluster& cluster, int global_batch
                                   const PriceOverrides& prices,
                                   std::map<std::string, bool>* templates_seen = nullptr);
 
+// plan --strategy auto: the same candidate under DDP and FSDP, each with and without activation
+// checkpointing, each at the fewest micro-batches (the largest micro-batch) that fits; the
+// fastest is kept and named in its `strategy`. With a global batch the micro-batches divide its
+// share per GPU; without one, `options`' batch runs as one micro-batch.
+plan::Candidate predict_candidate_auto(const topo::Cluster& cluster, int global_batch,
+                                       const workload::Model& model,
+                                       const workload::TrainingOptions& options,
+                                       const PriceOverrides& prices,
+                                       std::map<std::string, bool>* templates_seen = nullptr);
+
 // A candidate's figures by column name, in the order of kCandidateColumns. One that cannot run has
 // only what was known before it failed (its step and price, where it got that far); one without
 // a price has no cost figures.

@@ -381,6 +381,7 @@ StepPlan plan_step(const Model& model, const TrainingOptions& options,
   plan.overlap = compute.overlap;
   if (options.ddp.enabled) plan_ddp(options, compute, host, plan);
   plan.micro_batches = options.grad_accum;
+  plan.sync_every_micro = options.sync_every_micro;
   plan.recompute = options.activation_checkpointing;
   plan.layer_block.reserve(model.layers.size());
   for (const Layer& layer : model.layers) plan.layer_block.push_back(layer.block);

@@ -32,6 +32,10 @@ struct TrainingOptions {
   // Gradient accumulation: micro-batches of `batch` per optimizer step, the gradients
   // synchronised in the last (DDP's no_sync(), FSDP2's set_requires_gradient_sync(False)).
   int grad_accum = 1;
+  // Synchronise the gradients in every micro-batch instead (DDP without no_sync; FSDP2 without
+  // set_requires_gradient_sync(False): each micro-batch's reduce-scatter, no unsharded gradients
+  // kept between them).
+  bool sync_every_micro = false;
   // Each block (Model::blocks) in checkpoint_wrapper: its forward runs again in backward.
   bool activation_checkpointing = false;
   ComputeSource compute = ComputeSource::measured;  // measured falls back to work where absent
@@ -107,6 +111,7 @@ struct StepPlan {
   double kernel_gap_us = 0;
   // Forward and backward run micro_batches times per step (TrainingOptions::grad_accum).
   int micro_batches = 1;
+  bool sync_every_micro = false;  // TrainingOptions::sync_every_micro
   // Activation checkpointing: each block's forward again before its backward, the layers
   // `recomputed` marks (recomputed_layers()).
   bool recompute = false;

@@ -43,28 +43,36 @@ class DdpProgram {
       input();
       forward();
       backward(micro);
+      if (synchronised(micro) && !plan_.buckets.empty()) copy_back();
     }
-    // End of backward: the compute stream waits for every all-reduce, then copies each averaged
-    // bucket back into its gradient.
-    std::vector<EventId> after;
-    if (!plan_.buckets.empty()) after = {g_.record(nccl_)};
-    for (std::size_t i = 0; i < plan_.copy_out_us.size(); ++i) {
-      g_.kernels(
-          compute_,
-          launch_of("copy bucket into grad", plan_.copy_out_us[i], 1, plan_.ddp_host_us_per_kernel),
-          "ddp_copy", std::exchange(after, {}));
-    }
-    g_.kernels_ref(compute_, plan_.optimizer, "optimizer", after);
+    g_.kernels_ref(compute_, plan_.optimizer, "optimizer", std::exchange(pending_, {}));
   }
 
  private:
   // The input batch: pinned memory is copied asynchronously on the compute stream; pageable
   // memory blocks the host until the driver has staged and copied it.
+  bool synchronised(int micro) const {
+    return micro + 1 == plan_.micro_batches || plan_.sync_every_micro;
+  }
+
+  // End of a synchronised backward (DDP's finalize): the compute stream waits for every
+  // all-reduce, then copies each averaged bucket back into its gradient. Without copies the wait
+  // goes to the next kernel.
+  void copy_back() {
+    pending_ = {g_.record(nccl_)};
+    for (std::size_t i = 0; i < plan_.copy_out_us.size(); ++i) {
+      g_.kernels(
+          compute_,
+          launch_of("copy bucket into grad", plan_.copy_out_us[i], 1, plan_.ddp_host_us_per_kernel),
+          "ddp_copy", std::exchange(pending_, {}));
+    }
+  }
+
   void input() {
     if (plan_.input_bytes <= 0) return;
     if (plan_.input_pinned) {
       g_.kernels(compute_, launch_of("input copy (pinned)", plan_.input_copy_us, 1, launch_us_),
-                 "input");
+                 "input", std::exchange(pending_, {}));
     } else {
       g_.blocking_copy(compute_, "input copy (pageable)", "input", plan_.input_copy_us, launch_us_);
     }
@@ -73,13 +81,15 @@ class DdpProgram {
   // DDP's buffer broadcast (every forward, no_sync or not): after what the compute stream has
   // queued, before forward.
   void forward() {
-    std::vector<EventId> waits;
+    std::vector<EventId> waits = std::exchange(pending_, {});
     if (plan_.broadcast) {
       CollectiveKernel k;
       k.name = "broadcast buffers";
       k.category = "broadcast";
       k.alone_us = plan_.broadcast_us;
-      g_.collective(nccl_, std::move(k), launch_us_, {g_.record(compute_)});
+      std::vector<EventId> before = std::move(waits);
+      before.push_back(g_.record(compute_));
+      g_.collective(nccl_, std::move(k), launch_us_, before);
       waits = {g_.record(nccl_)};
     }
     for (const LayerTasks& layer : plan_.layers) {
@@ -104,7 +114,7 @@ class DdpProgram {
   // stream once all of its gradients are in and every earlier bucket has launched; the
   // all-reduce waits for an event recorded on the compute stream after the copies.
   void backward(int micro) {
-    const bool sync = micro + 1 == plan_.micro_batches;
+    const bool sync = synchronised(micro);
     const bool ddp = sync && !plan_.buckets.empty();
     // find_unused_parameters: DDP walks the autograd graph from the outputs before backward
     // (prepare_for_backward, only when gradients are synchronised).
@@ -186,6 +196,7 @@ class DdpProgram {
   StreamId compute_ = -1, nccl_ = -1;
   double launch_us_ = 0;
   std::vector<int> bucket_of_, missing_;
+  std::vector<EventId> pending_;  // the next compute kernel waits for these
   std::size_t next_bucket_ = 0;
 };
 

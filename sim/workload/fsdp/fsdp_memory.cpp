@@ -52,7 +52,11 @@ MemoryEstimate estimate_fsdp_memory(const Model& model, const TrainingOptions& o
   w.produced_scale = 1 / n;
   // Accumulation keeps every unit's unsharded gradients in reduce_dtype between micro-batches
   // (FSDPParam.unsharded_accumulated_grad).
-  if (options.grad_accum > 1) w.held_grads = elements * dtype_bytes(fsdp.options.reduce_dtype);
+  // Reduced in every micro-batch instead, the sharded gradients are what is held.
+  if (options.grad_accum > 1) {
+    w.held_grads =
+        options.sync_every_micro ? e.grads : elements * dtype_bytes(fsdp.options.reduce_dtype);
+  }
   w.in_flight = e.unsharded;
   for (const LayerMemory& m : layers) {
     const bool kept = !w.checkpointing || m.block < 0 || m.first_of_block;

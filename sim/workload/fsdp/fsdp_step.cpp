@@ -173,12 +173,12 @@ class FsdpProgram {
   void post_backward(int unit) {
     const FsdpUnit& u = fsdp_.units[static_cast<std::size_t>(unit)];
     const double us = micro_ == 0 ? u.accumulate_first_us : u.accumulate_us;
-    if (plan_.micro_batches > 1 && us > 0) {
+    if (keeps_unsharded() && us > 0) {
       Task t = copy_task("accumulate grads " + u.name, us, plan_.accumulate_host_us);
       t.kernels = u.tensors;
       g_.kernels(compute_, std::move(t), "grad_accum");
     }
-    if (micro_ + 1 == plan_.micro_batches) {
+    if (micro_ + 1 == plan_.micro_batches || plan_.sync_every_micro) {
       g_.host_work("FSDP post-backward reduce " + u.name, "fsdp_host",
                    u.tensors * fsdp_.sync_host_us_per_tensor);
       reduce_scatter(unit);
@@ -195,7 +195,7 @@ class FsdpProgram {
     std::vector<EventId> waits;
     if (last_reduce_ >= 0) waits.push_back(last_reduce_);
     const double copy_us =
-        plan_.micro_batches > 1 ? u.reduce_copy_in_accumulated_us : u.reduce_copy_in_us;
+        keeps_unsharded() ? u.reduce_copy_in_accumulated_us : u.reduce_copy_in_us;
     g_.kernels(compute_, copy_task("reduce-scatter copy-in " + u.name, copy_us, host()),
                "fsdp_copy", waits);
     out_.reduce_scatters.push_back(
@@ -204,6 +204,8 @@ class FsdpProgram {
   }
 
   double host() const { return fsdp_.copy_host_us; }
+  // Accumulating without reducing: the unsharded gradients are kept between micro-batches.
+  bool keeps_unsharded() const { return plan_.micro_batches > 1 && !plan_.sync_every_micro; }
 
   const StepPlan& plan_;
   const FsdpPlan& fsdp_;
