@@ -60,10 +60,19 @@ void run_ddp(const DdpArgs& a) {
     const DdpPrediction p =
         predict_ddp(cluster, model, options, ranks, calibration ? &*calibration : nullptr,
                     a.trace.empty() ? 0 : kTraceLinks);
-    const DdpReport report{model,     cluster,          p.gpu,
-                           options,   p.plan,           p.result,
-                           p.memory,  p.compute,        p.ranks,
-                           p.servers, &p.busiest_links, static_cast<int>(p.fsdp_plan.units.size())};
+    const DdpReport report{model,
+                           cluster,
+                           p.gpu,
+                           options,
+                           p.plan,
+                           p.result,
+                           p.memory,
+                           p.compute,
+                           p.ranks,
+                           p.servers,
+                           &p.busiest_links,
+                           static_cast<int>(p.fsdp_plan.units.size()),
+                           p.fsdp_plan.options};
     files.add("--trace", a.trace, ddp_trace_json(report));
     if (a.json) {
       json.push_back(ddp_json(report));

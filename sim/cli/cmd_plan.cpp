@@ -101,7 +101,7 @@ std::string text_table(const std::vector<plan::Candidate>& cs, const workload::M
   out << "# clustersim plan: " << model.name << " for " << amount_text(target.amount) << " "
       << plan::to_string(target.kind) << ", " << workload::to_string(options.precision) << ", "
       << workload::to_string(options.optimizer)
-      << (auto_strategy ? ", on every GPU the fastest of DDP and FSDP2, with or without "
+      << (auto_strategy ? ", on every GPU the fastest of DDP, FSDP2 and HSDP, with or without "
                           "checkpointing, in the fewest micro-batches that fit (in [])\n"
           : options.strategy == workload::Strategy::fsdp ? ", FSDP2 over every GPU\n"
                                                          : ", DDP on every GPU\n");

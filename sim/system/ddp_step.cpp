@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 
 #include "core/error.hpp"
 #include "core/event_queue.hpp"
@@ -102,14 +103,25 @@ void refuse_unless_fits(
 
 }  // namespace
 
-void time_fsdp_collectives(workload::FsdpPlan& plan, CollectiveTimer& timer) {
-  std::vector<double> gather, scatter;
+void time_fsdp_collectives(workload::FsdpPlan& plan, CollectiveTimer& timer,
+                           CollectiveTimer* replicas) {
+  std::vector<double> gather, scatter, shards;
   for (const workload::FsdpUnit& u : plan.units) {
     gather.push_back(u.all_gather_bytes);
     scatter.push_back(u.reduce_scatter_bytes);
+    shards.push_back(u.reduce_scatter_bytes / plan.options.shard_ranks);
   }
   const std::vector<CollectiveTime> g = timer.time(coll::Op::all_gather, gather);
   const std::vector<CollectiveTime> r = timer.time(coll::Op::reduce_scatter, scatter);
+  if (replicas != nullptr) {
+    const std::vector<CollectiveTime> a = replicas->time(coll::Op::all_reduce, shards);
+    for (std::size_t i = 0; i < plan.units.size(); ++i) {
+      workload::CollectiveKernel& k = plan.units[i].all_reduce;
+      k.alone_us = a[i].alone_us;
+      k.ctas = a[i].ctas;
+      k.rate_gbps = a[i].rate_gbps;
+    }
+  }
   for (std::size_t i = 0; i < plan.units.size(); ++i) {
     workload::FsdpUnit& u = plan.units[i];
     u.all_gather.alone_us = g[i].alone_us;
@@ -150,10 +162,38 @@ void set_host(workload::TrainingOptions& o, const cal::NodeHost& h, const std::s
   }
 }
 
+namespace {
+
+// HSDP's groups: `degree` consecutive ranks shard (0: as many as run on the first rank's
+// server); the first rank of each such group replicates. The ranks must split into at least two.
+void hsdp_groups(const topo::Cluster& cluster, const std::vector<int>& ranks, int degree,
+                 std::vector<int>& shard, std::vector<int>& replicas) {
+  const auto server_of = [&cluster](int r) {
+    return cluster.nodes[static_cast<std::size_t>(cluster.ranks[static_cast<std::size_t>(r)])]
+        .server;
+  };
+  if (degree == 0) {
+    degree = static_cast<int>(std::count_if(ranks.begin(), ranks.end(), [&](int r) {
+      return server_of(r) == server_of(ranks.front());
+    }));
+  }
+  const auto n = static_cast<int>(ranks.size());
+  if (n % degree != 0 || n / degree < 2) {
+    throw InputError("key 'shard-degree': hsdp shards over " + std::to_string(degree) +
+                     " GPUs and replicates across at least two such groups; " + std::to_string(n) +
+                     " ranks " + (n % degree != 0 ? "do not split into them" : "make one") +
+                     " (use fsdp, more GPUs or a smaller --shard-degree)");
+  }
+  shard.assign(ranks.begin(), ranks.begin() + degree);
+  for (int g = 0; g < n; g += degree) replicas.push_back(ranks[static_cast<std::size_t>(g)]);
+}
+
+}  // namespace
+
 DdpPrediction predict_ddp(const topo::Cluster& cluster, const workload::Model& model,
                           const workload::TrainingOptions& options, const std::vector<int>& ranks,
                           const cal::Calibration* calibration, int links) {
-  const bool fsdp = options.strategy == workload::Strategy::fsdp;
+  const bool fsdp = workload::sharded(options.strategy);
   // Every rank is simulated as rank 0: exact while the ranks are alike (one GPU model, the same
   // batch); a cluster of several GPU models is refused rather than simulated as one.
   const auto model_of = [&cluster](int rank) {
@@ -218,6 +258,14 @@ DdpPrediction predict_ddp(const topo::Cluster& cluster, const workload::Model& m
   if (fsdp) {
     workload::FsdpOptions f = options.fsdp;
     f.shard_ranks = static_cast<int>(ranks.size());
+    // HSDP: a shard group (a server's ranks, or --shard-degree), replicated over the groups (the
+    // first rank of each: one of the concurrent replicate groups, timed alone).
+    std::vector<int> shard_group = ranks, replica_group;
+    if (options.strategy == workload::Strategy::hsdp) {
+      hsdp_groups(cluster, ranks, options.fsdp.shard_degree, shard_group, replica_group);
+      f.shard_ranks = static_cast<int>(shard_group.size());
+      f.replicas = static_cast<int>(replica_group.size());
+    }
     const double index = step.host ? step.host->index_us() : workload::reference_host().index_us();
     p.fsdp = true;
     p.fsdp_plan = workload::plan_fsdp(model, p.plan, f, p.compute, index);
@@ -225,8 +273,14 @@ DdpPrediction predict_ddp(const topo::Cluster& cluster, const workload::Model& m
     refuse_unless_fits(model, options, p, [&](const workload::TrainingOptions& o) {
       return workload::estimate_fsdp_memory(model, o, p.fsdp_plan, p.gpu.memory_bytes);
     });
-    CollectiveTimer timer(graph, ranks, nccl, nccl_options);
-    time_fsdp_collectives(p.fsdp_plan, timer);
+    CollectiveTimer timer(graph, shard_group, nccl, nccl_options);
+    std::unique_ptr<CollectiveTimer> replicas;
+    if (!replica_group.empty()) {
+      replicas = std::make_unique<CollectiveTimer>(
+          graph, replica_group, coll::nccl_priors(coll::comm_arch(cluster, replica_group)),
+          nccl_options);
+    }
+    time_fsdp_collectives(p.fsdp_plan, timer, replicas.get());
     p.result = workload::simulate_fsdp_step(p.plan, p.fsdp_plan);
     return p;
   }

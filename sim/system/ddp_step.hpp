@@ -61,8 +61,10 @@ DdpPrediction predict_ddp(const topo::Cluster& cluster, const workload::Model& m
 void time_ddp_collectives(workload::StepPlan& plan, CollectiveTimer& timer);
 
 // FSDP's all-gathers and reduce-scatters from the collective model, each alone: per unit, its
-// time, CTAs and per-CTA rate.
-void time_fsdp_collectives(workload::FsdpPlan& plan, CollectiveTimer& timer);
+// time, CTAs and per-CTA rate; with HSDP's replicate group (`replicas`), each unit's reduced
+// shard all-reduced over it.
+void time_fsdp_collectives(workload::FsdpPlan& plan, CollectiveTimer& timer,
+                           CollectiveTimer* replicas = nullptr);
 
 // The step's host from a node's probe: one process alone, and every process at once where the
 // probe timed that; `label` names where the probe comes from ("host probe FILE").

@@ -141,7 +141,17 @@ TEST_CASE("clustersim ddp: bad flags exit 2 with one line") {
   cs::test::check_bad_input(ddp(base + "--batch 0"), "--batch: Value 0 not in range 1 to");
   cs::test::check_bad_input(ddp(base + "--seq 0"), "--seq: Value 0 not in range 1 to");
   cs::test::check_bad_input(ddp(base + "--strategy zero3"),
-                            "--strategy: zero3 not in {ddp,fsdp,auto}");
+                            "--strategy: zero3 not in {ddp,fsdp,hsdp,auto}");
+  // HSDP on one server; a shard degree that does not split the ranks, or without hsdp.
+  cs::test::check_bad_input(
+      ddp(topo("dgx-h200.yaml") + model("gpt2.yaml") + "-n 8 --strategy hsdp"),
+      "key 'shard-degree': hsdp shards over 8 GPUs and replicates across at least two such "
+      "groups; 8 ranks make one");
+  cs::test::check_bad_input(ddp(topo("dgx-h100-2node.yaml") + model("gpt2.yaml") +
+                                "-n 16 --strategy hsdp --shard-degree 3"),
+                            "16 ranks do not split into them");
+  cs::test::check_bad_input(ddp(base + "--shard-degree 8"),
+                            "key 'shard-degree': applies only to --strategy hsdp");
   cs::test::check_bad_input(ddp(base + "--strategy auto"),
                             "key 'strategy': auto applies only to plan");
   cs::test::check_bad_input(ddp(base + "--sync-every-micro-batch"),

@@ -144,6 +144,22 @@ TEST_CASE("fsdp: accumulation keeps the gradients until the last micro-batch red
   CHECK(g.reduce_scatters.size() == 3);
 }
 
+TEST_CASE("hsdp: each reduced shard all-reduced across the replicas on its own stream") {
+  // The no-reshard step with two replicas: after each reduce-scatter its shard's all-reduce
+  // (4 us) on the all-reduce stream: B's 65..69, A's 86..90, the root's 107..111. The optimizer
+  // waits for the last: 111..117; the compute stream waits 5 (the root's all-gather) and
+  // 101..111.
+  Fixture f;
+  f.fsdp.options.reshard_after_forward = false;
+  f.fsdp.options.replicas = 2;
+  for (FsdpUnit& u : f.fsdp.units) u.all_reduce.alone_us = 4;
+  const StepResult r = simulate_fsdp_step(f.plan, f.fsdp);
+  CHECK(r.breakdown.step_us == doctest::Approx(117));
+  CHECK(r.breakdown.exposed_communication_us == doctest::Approx(5 + 10));
+  CHECK(r.breakdown.communication_us == doctest::Approx(5 + 2 * 8 + 3 * 6 + 3 * 4));
+  CHECK(fsdp_step_graph(f.plan, f.fsdp).all_reduces.size() == 3);
+}
+
 TEST_CASE("fsdp: reducing in every micro-batch keeps no unsharded gradients") {
   // The same two micro-batches, each reducing its gradients (no set_requires_gradient_sync
   // (False)): three reduce-scatters a micro-batch and no accumulation kernel; the copy-ins read

@@ -13,15 +13,19 @@ void add_step_flags(CLI::App* cmd, StepFlags& flags) {
   cmd->add_option("--seq", flags.seq, "Sequence length, >= 1 (default: the model file's)")
       ->check(CLI::Range(1, 1 << 24));
   cmd->add_option("--strategy", flags.strategy,
-                  "Data parallelism: ddp (DistributedDataParallel, the default) or fsdp (FSDP2's "
-                  "fully_shard per block and the root, one shard group over the ranks); plan "
+                  "Data parallelism: ddp (DistributedDataParallel, the default), fsdp (FSDP2's "
+                  "fully_shard per block and the root, one shard group over the ranks) or hsdp "
+                  "(FSDP2 sharded within each server, replicated across servers); plan "
                   "also takes auto (each strategy, with and without checkpointing, the fewest "
                   "micro-batches that fit: the fastest named)")
-      ->check(CLI::IsMember({"ddp", "fsdp", "auto"}));
+      ->check(CLI::IsMember({"ddp", "fsdp", "hsdp", "auto"}));
   cmd->add_option("--reshard-after-forward", flags.reshard_after_forward,
                   "fsdp: free a block's gathered parameters after its forward (true, the "
                   "default) or keep them for backward (false)")
       ->check(CLI::IsMember({"true", "false"}));
+  cmd->add_option("--shard-degree", flags.shard_degree,
+                  "hsdp: GPUs a shard group spans, consecutive ranks (default: one server's)")
+      ->check(CLI::Range(1, 1 << 24));
   cmd->add_option("--param-dtype", flags.param_dtype,
                   "fsdp: MixedPrecisionPolicy param_dtype, bf16 (default) or fp32")
       ->check(CLI::IsMember({"bf16", "fp32"}));
@@ -102,14 +106,20 @@ workload::TrainingOptions step_options(const StepFlags& a, const workload::Model
   o.ddp = a.ddp;
   if (a.strategy == "auto")
     throw InputError("key 'strategy': auto applies only to plan, which tries each strategy");
-  o.strategy = a.strategy == "fsdp" ? workload::Strategy::fsdp : workload::Strategy::ddp;
-  if (o.strategy != workload::Strategy::fsdp &&
+  o.strategy = a.strategy == "fsdp"   ? workload::Strategy::fsdp
+               : a.strategy == "hsdp" ? workload::Strategy::hsdp
+                                      : workload::Strategy::ddp;
+  if (!workload::sharded(o.strategy) &&
       (!a.reshard_after_forward.empty() || !a.param_dtype.empty() || !a.reduce_dtype.empty()))
     throw InputError(
         "key 'strategy': --reshard-after-forward, --param-dtype and --reduce-dtype apply only to "
-        "--strategy fsdp");
-  if (o.strategy == workload::Strategy::fsdp && !a.ddp.enabled)
-    throw InputError("key 'strategy': --no-ddp is the plain step; it does not go with fsdp");
+        "--strategy fsdp or hsdp");
+  if (a.shard_degree > 0 && o.strategy != workload::Strategy::hsdp)
+    throw InputError("key 'shard-degree': applies only to --strategy hsdp");
+  o.fsdp.shard_degree = a.shard_degree;
+  if (workload::sharded(o.strategy) && !a.ddp.enabled)
+    throw InputError("key 'strategy': --no-ddp is the plain step; it does not go with " +
+                     a.strategy);
   o.fsdp.reshard_after_forward = a.reshard_after_forward != "false";
   if (a.param_dtype == "fp32") o.fsdp.param_dtype = workload::Dtype::fp32;
   if (a.reduce_dtype == "bf16") o.fsdp.reduce_dtype = workload::Dtype::bf16;

@@ -30,6 +30,7 @@ struct StepFlags {
   std::string reshard_after_forward;      // --reshard-after-forward true|false (fsdp)
   std::string param_dtype, reduce_dtype;  // --param-dtype, --reduce-dtype (fsdp)
   int grad_accum = 1;                     // --grad-accum N
+  int shard_degree = 0;                   // --shard-degree N (hsdp)
   bool sync_every_micro = false;          // --sync-every-micro-batch
   bool activation_checkpointing = false;  // --activation-checkpointing
   bool pageable = false;

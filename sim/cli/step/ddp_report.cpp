@@ -20,7 +20,11 @@ std::string settings_line(const DdpReport& r) {
   s += workload::to_string(r.options.precision);
   s += ", ";
   s += workload::to_string(r.options.optimizer);
-  if (r.options.strategy == workload::Strategy::fsdp) {
+  if (workload::sharded(r.options.strategy)) {
+    const workload::FsdpOptions& f = r.fsdp_options;
+    if (f.replicas > 1)
+      s += ", HSDP (sharded over " + std::to_string(f.shard_ranks) + " GPUs, replicated " +
+           std::to_string(f.replicas) + " times)";
     s += ", FSDP2 (fully_shard on " + std::to_string(r.fsdp_units - 1) + " blocks and the root, " +
          (r.options.fsdp.reshard_after_forward ? "reshard after forward" : "no reshard") +
          ", params " + workload::to_string(r.options.fsdp.param_dtype) + ", reduce " +
@@ -51,7 +55,7 @@ struct Row {
 
 // The recomputation and accumulation rows only where the step has them.
 std::vector<Row> rows(const workload::StepBreakdown& b, const workload::TrainingOptions& o) {
-  const bool fsdp = o.strategy == workload::Strategy::fsdp;
+  const bool fsdp = workload::sharded(o.strategy);
   std::vector<Row> out = {{"input_copy", "input copy", b.input_copy_us},
                           {"forward", "forward", b.forward_us},
                           {"backward", "backward", b.backward_us}};
@@ -83,15 +87,14 @@ std::string ddp_text(const DdpReport& r) {
   out << "# " << settings_line(r) << "\n";
   out << "# compute: " << r.plan.compute_note << "; GEMMs: " << r.compute.gemm_source << "\n";
   out << "# host: " << r.plan.host_note << "\n";
-  std::snprintf(
-      line, sizeof line,
-      "# memory: %.1f GiB of %.1f GiB (params %.2f, grads %.2f, optimizer %.2f, "
-      "%s %.2f, activations %.2f, outside PyTorch %.2f)\n",
-      r.memory.total / kGiB, r.memory.capacity / kGiB, r.memory.params / kGiB,
-      r.memory.grads / kGiB, r.memory.optimizer_state / kGiB,
-      r.options.strategy == workload::Strategy::fsdp ? "unsharded and reduce buffers" : "buckets",
-      (r.memory.ddp_buckets + r.memory.unsharded) / kGiB, r.memory.activations / kGiB,
-      r.memory.outside / kGiB);
+  std::snprintf(line, sizeof line,
+                "# memory: %.1f GiB of %.1f GiB (params %.2f, grads %.2f, optimizer %.2f, "
+                "%s %.2f, activations %.2f, outside PyTorch %.2f)\n",
+                r.memory.total / kGiB, r.memory.capacity / kGiB, r.memory.params / kGiB,
+                r.memory.grads / kGiB, r.memory.optimizer_state / kGiB,
+                workload::sharded(r.options.strategy) ? "unsharded and reduce buffers" : "buckets",
+                (r.memory.ddp_buckets + r.memory.unsharded) / kGiB, r.memory.activations / kGiB,
+                r.memory.outside / kGiB);
   out << line;
   std::snprintf(line, sizeof line, "step                     %10.3f ms   %10.1f samples/s\n",
                 b.step_us / 1e3, samples_per_s(r));
@@ -104,10 +107,9 @@ std::string ddp_text(const DdpReport& r) {
       line, sizeof line,
       "  (%s %.3f ms on %s, %.3f ms of it slowed by compute beside "
       "it; host busy %.3f ms)\n",
-      r.options.strategy == workload::Strategy::fsdp ? "all-gather and reduce-scatter"
-                                                     : "all-reduce",
+      workload::sharded(r.options.strategy) ? "all-gather and reduce-scatter" : "all-reduce",
       b.communication_us / 1e3,
-      r.options.strategy == workload::Strategy::fsdp ? "their streams" : "the NCCL stream",
+      workload::sharded(r.options.strategy) ? "their streams" : "the NCCL stream",
       b.communication_slowdown_us / 1e3, b.host_busy_us / 1e3);
   out << line;
   if (r.ranks > 1 && !r.result.buckets.empty()) {

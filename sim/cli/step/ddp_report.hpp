@@ -28,6 +28,7 @@ struct DdpReport {
   int servers = 1;
   const std::vector<LinkLoad>* links = nullptr;  // the busiest links, for the trace
   int fsdp_units = 0;  // FSDP2's units (the root and the blocks), with --strategy fsdp
+  workload::FsdpOptions fsdp_options;  // as the step ran them (shard group, replicas)
 };
 
 std::string ddp_text(const DdpReport& r);

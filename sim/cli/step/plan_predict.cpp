@@ -145,11 +145,16 @@ plan::Candidate predict_candidate_auto(const topo::Cluster& cluster, int global_
   };
   const workload::Strategy ddp = workload::Strategy::ddp;
   const workload::Strategy fsdp = workload::Strategy::fsdp;
+  const workload::Strategy hsdp = workload::Strategy::hsdp;
   // FSDP2 accumulating without reducing keeps unsharded gradients: reducing every micro-batch
   // is the layout that fits when that does not.
+  // HSDP (a shard group per server) where there are servers to replicate across.
   for (const Layout layout :
        {Layout{ddp, false, false}, Layout{ddp, true, false}, Layout{fsdp, false, false},
-        Layout{fsdp, true, false}, Layout{fsdp, false, true}, Layout{fsdp, true, true}}) {
+        Layout{fsdp, true, false}, Layout{fsdp, false, true}, Layout{fsdp, true, true},
+        Layout{hsdp, false, false}, Layout{hsdp, true, false}, Layout{hsdp, false, true},
+        Layout{hsdp, true, true}}) {
+    if (layout.strategy == hsdp && cluster.servers.size() < 2) continue;
     {
       const bool checkpointing = layout.checkpointing;
       if (checkpointing && model.blocks.empty()) continue;

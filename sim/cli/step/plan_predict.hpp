@@ -34,10 +34,11 @@ plan::Candidate predict_candidate(const topo::Cluster& cluster, int global_batch
                                   const PriceOverrides& prices,
                                   std::map<std::string, bool>* templates_seen = nullptr);
 
-// plan --strategy auto: the same candidate under DDP and FSDP, each with and without activation
-// checkpointing, each at the fewest micro-batches (the largest micro-batch) that fits; the
-// fastest is kept and named in its `strategy`. With a global batch the micro-batches divide its
-// share per GPU; without one, `options`' batch runs as one micro-batch.
+// plan --strategy auto: the same candidate under DDP, FSDP and (on several servers) HSDP
+// sharded per server, each with and without activation checkpointing, each at the fewest
+// micro-batches (the largest micro-batch) that fits; the fastest is kept and named in its
+// `strategy`. With a global batch the micro-batches divide its share per GPU; without one,
+// `options`' batch runs as one micro-batch.
 plan::Candidate predict_candidate_auto(const topo::Cluster& cluster, int global_batch,
                                        const workload::Model& model,
                                        const workload::TrainingOptions& options,

@@ -29,6 +29,8 @@ class FsdpProgram {
     copy_in_ = g_.add_stream("all-gather copy-in stream", StreamKind::compute);
     all_gather_ = g_.add_stream("all-gather stream", StreamKind::communication);
     reduce_scatter_ = g_.add_stream("reduce-scatter stream", StreamKind::communication);
+    if (fsdp.options.replicas > 1)
+      all_reduce_ = g_.add_stream("all-reduce stream", StreamKind::communication);
     gathered_.assign(fsdp.units.size(), -1);
     reshard_event_.assign(fsdp.units.size(), -1);
   }
@@ -46,6 +48,7 @@ class FsdpProgram {
     opt.kernel_us.clear();
     std::vector<EventId> waits;
     if (last_reduce_ >= 0) waits.push_back(last_reduce_);
+    if (last_all_reduce_ >= 0) waits.push_back(last_all_reduce_);
     g_.kernels(compute_, std::move(opt), "optimizer", waits);
   }
 
@@ -201,6 +204,12 @@ class FsdpProgram {
     out_.reduce_scatters.push_back(
         g_.collective(reduce_scatter_, u.reduce_scatter, host(), {g_.record(compute_)}));
     last_reduce_ = g_.record(reduce_scatter_);
+    // HSDP: the reduced shard all-reduced across the replicas (foreach_reduce's all_reduce on
+    // FSDP's all-reduce stream, after the reduce-scatter's event).
+    if (all_reduce_ >= 0) {
+      out_.all_reduces.push_back(g_.collective(all_reduce_, u.all_reduce, host(), {last_reduce_}));
+      last_all_reduce_ = g_.record(all_reduce_);
+    }
   }
 
   double host() const { return fsdp_.copy_host_us; }
@@ -211,10 +220,11 @@ class FsdpProgram {
   const FsdpPlan& fsdp_;
   FsdpStepGraph& out_;
   StepGraph& g_;
-  StreamId compute_ = -1, copy_in_ = -1, all_gather_ = -1, reduce_scatter_ = -1;
+  StreamId compute_ = -1, copy_in_ = -1, all_gather_ = -1, reduce_scatter_ = -1, all_reduce_ = -1;
   std::vector<EventId> gathered_;       // per unit: its pending all-gather's event, -1 for none
   std::vector<EventId> reshard_event_;  // per unit: after its post-forward reshard, -1 for none
   EventId last_reduce_ = -1;
+  EventId last_all_reduce_ = -1;
   int micro_ = 0;  // the micro-batch whose backward is issued
 };
 
@@ -247,6 +257,8 @@ FsdpPlan plan_fsdp(const Model& model, const StepPlan& plan, const FsdpOptions& 
     u.all_gather.category = "allgather";
     u.reduce_scatter.name = "reduce-scatter " + u.name;
     u.reduce_scatter.category = "reducescatter";
+    u.all_reduce.name = "all-reduce " + u.name;
+    u.all_reduce.category = "allreduce";
     // Copy-in: the fp32 shard read, written in param_dtype. Copy-out: the gathered output read
     // and the parameters written, in param_dtype. The gradients (param_dtype) read and written
     // in reduce_dtype.

@@ -29,6 +29,9 @@ struct FsdpUnit {
   // Timed by the collective model (sim/system): all-gather and reduce-scatter over the shard
   // group, each alone.
   CollectiveKernel all_gather, reduce_scatter;
+  // HSDP: the reduced shard (reduce_scatter_bytes / shard ranks) all-reduced over the replicate
+  // group, on its own stream after the reduce-scatter.
+  CollectiveKernel all_reduce;
   // GPU time of the copies around them: the local shard into the all-gather's input (on the
   // all-gather copy-in stream), the all-gather's output into the parameters (compute stream),
   // and the gradients into the reduce-scatter's input, cast to reduce_dtype (compute stream).
@@ -81,7 +84,7 @@ FsdpPlan plan_fsdp(const Model& model, const StepPlan& plan, const FsdpOptions& 
 // reduce-scatter stream. It refers to the plans' tasks: execute it while they live.
 struct FsdpStepGraph {
   StepGraph graph;
-  std::vector<NodeId> all_gathers, reduce_scatters;  // in issue order
+  std::vector<NodeId> all_gathers, reduce_scatters, all_reduces;  // in issue order
 };
 FsdpStepGraph fsdp_step_graph(const StepPlan& plan, const FsdpPlan& fsdp);
 

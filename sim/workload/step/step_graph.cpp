@@ -104,7 +104,7 @@ NodeId StepGraph::blocking_copy(StreamId stream, std::string name, std::string c
 }
 
 const char* to_string(Strategy s) {
-  return s == Strategy::fsdp ? "fsdp" : "ddp";
+  return s == Strategy::hsdp ? "hsdp" : s == Strategy::fsdp ? "fsdp" : "ddp";
 }
 
 }  // namespace cs::workload
