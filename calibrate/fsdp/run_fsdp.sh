@@ -10,7 +10,7 @@
 # batch), comma-separated. FSDP_STEPS / FSDP_WARMUP (default 20 / 5) set the timed and warm-up
 # steps (a smoke run: FSDP_STEPS=2 FSDP_WARMUP=1). FSDP_VARIANTS / FSDP_VARIANTS_1 replace the
 # variants run on several GPUs / on one (fsdp_steps.py's names: -ac, -accumK); FSDP_PROFILE=0
-# skips the timelines.
+# skips the timelines; FSDP_COUNTS (e.g. "4") replaces the GPU counts run (all GPUs, 2, 1).
 set -u
 dir=${1:?usage: run_fsdp.sh DIR [SECONDS] [CONFIGS]}
 budget=${2:-540}
@@ -63,6 +63,7 @@ stage host-probe-n$gpus 60 python3 "$here/../host/host_probe.py" --procs "$gpus"
 # and no fsdp-noreshard (nothing to all-gather there: it differs from fsdp by the copies alone).
 counts="$gpus"
 for n in 2 1; do ((n < gpus)) && counts="$counts $n"; done
+counts=${FSDP_COUNTS:-$counts}
 for n in $counts; do
   variants=${FSDP_VARIANTS_1:-plain,fsdp,fsdp-ac}
   extra=()
