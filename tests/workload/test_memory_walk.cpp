@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "workload/ddp/memory_check.hpp"
+#include "workload/fsdp/fsdp_memory.hpp"
 
 namespace cs::workload {
 namespace {
@@ -80,6 +81,51 @@ TEST_CASE("memory: a layer's transient and autocast's copies of its weights") {
   CHECK(at8[0].acts == doctest::Approx(10000));
   CHECK(at8[0].casts == doctest::Approx(2000));
   CHECK(at8[0].transient == doctest::Approx(4000));
+}
+
+TEST_CASE("memory: FSDP over 2 GPUs, gradients arriving sharded, a unit's reduce buffers") {
+  // The root R and blocks A and B, 1000 fp32 parameters each (4000 bytes), saving 100, 200 and
+  // 300 bytes; AdamW; sharded over 2. Persistent: parameters 6000 + AdamW's two states 12000.
+  // In flight: the root and two units gathered in bf16, 3 x 2000. When a unit's backward ends,
+  // its gradients in bf16 (2000) and two reduce-scatter inputs in fp32 (2 x 4000): 10000; its
+  // gradients then stay sharded (2000). Walking back: B 18000 + 600 + 6000 + 10000 = 34600; A
+  // 18000 + 300 + 2000 + 6000 + 10000 = 36300; R 18000 + 100 + 4000 + 6000 + 10000 = 38100, the
+  // peak. The optimizer's: 18000 + sharded gradients 6000 + its temporaries 6000 = 30000.
+  Model m;
+  m.recorded_at.batch = 1;
+  m.recorded_at.precision = Precision::fp32;
+  const double saved[] = {100, 200, 300};
+  for (int i = 0; i < 3; ++i) {
+    Layer l;
+    l.name = std::string(1, "RAB"[i]);
+    l.block = i - 1;
+    l.activation_bytes = saved[i];
+    TensorSpec w;
+    w.name = "weight";
+    w.elements = 1000;
+    w.dtype = Dtype::fp32;
+    l.params.push_back(w);
+    m.layers.push_back(l);
+  }
+  m.blocks = {Block{"A", -1, 0, 1, 1}, Block{"B", -1, 0, 2, 1}};
+  StepPlan plan;
+  plan.layers.resize(3);
+  GpuCompute gpu;
+  gpu.memory_Bps = 1e12;
+  gpu.memory_efficiency = 1;
+  FsdpOptions f;
+  f.shard_ranks = 2;
+  TrainingOptions o;
+  o.precision = Precision::fp32;
+  o.optimizer = OptimizerKind::adamw;
+  const FsdpPlan fsdp = plan_fsdp(m, plan, f, gpu, kFsdpHostProbeIndexUs);
+  const MemoryEstimate e = estimate_fsdp_memory(m, o, fsdp, 1e12);
+  CHECK(e.params == doctest::Approx(6000));
+  CHECK(e.optimizer_state == doctest::Approx(12000));
+  CHECK(e.unsharded == doctest::Approx(6000));
+  CHECK(e.peak_backward == doctest::Approx(38100));
+  CHECK(e.peak_optimizer == doctest::Approx(30000));
+  CHECK(e.total - e.outside == doctest::Approx(38100));
 }
 
 }  // namespace
