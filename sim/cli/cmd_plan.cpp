@@ -21,6 +21,7 @@
 #include "cli/output/version.hpp"
 #include "cli/step/ddp_predict.hpp"
 #include "cli/step/plan_predict.hpp"
+#include "cli/step/trust.hpp"
 #include "core/error.hpp"
 #include "plan/candidates.hpp"
 #include "topology/loader.hpp"
@@ -105,6 +106,13 @@ std::string text_table(const std::vector<plan::Candidate>& cs, const workload::M
                           "checkpointing, in the fewest micro-batches that fit (in [])\n"
           : options.strategy == workload::Strategy::fsdp ? ", FSDP2 over every GPU\n"
                                                          : ", DDP on every GPU\n");
+  int most_gpus = 1;
+  int most_servers = 1;
+  for (const plan::Candidate& c : cs) {
+    most_gpus = std::max(most_gpus, c.gpus);
+    most_servers = std::max(most_servers, c.servers);
+  }
+  out << trust_line(options.strategy, most_gpus, most_servers) << "\n";
   out << "# cheapest first; * = on the time/cost Pareto front (no candidate both faster and "
          "cheaper); cost = hours x price, billed per second\n";
   std::snprintf(line, sizeof line, "#  %-24s %5s %5s %5s %9s %12s %6s %9s %11s %8s %8s %8s %9s\n",

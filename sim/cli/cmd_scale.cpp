@@ -19,6 +19,7 @@
 #include "cli/output/version.hpp"
 #include "cli/step/ddp_predict.hpp"
 #include "cli/step/scale_efficiency.hpp"
+#include "cli/step/trust.hpp"
 #include "core/error.hpp"
 #include "topology/loader.hpp"
 #include "workload/model/model_loader.hpp"
@@ -241,8 +242,21 @@ void run_scale(const ScaleArgs& a) {
                  "exposed_communication_ms,allreduce_ms\n";
   } else {
     std::cout << "# clustersim scale: " << model.name << ", "
-              << (a.step.strategy == "fsdp" ? "FSDP2, " : "") << (a.strong ? "strong" : "weak")
+              << (a.step.strategy == "fsdp"   ? "FSDP2, "
+                  : a.step.strategy == "hsdp" ? "HSDP, "
+                                              : "")
+              << (a.strong ? "strong" : "weak")
               << " scaling, GPUs filled server by server, efficiency against the smallest count\n";
+    int most_gpus = 1;
+    int most_servers = 1;
+    for (const Point& p : all) {
+      most_gpus = std::max(most_gpus, p.gpus);
+      most_servers = std::max(most_servers, p.servers);
+    }
+    const workload::Strategy strategy = a.step.strategy == "fsdp"   ? workload::Strategy::fsdp
+                                        : a.step.strategy == "hsdp" ? workload::Strategy::hsdp
+                                                                    : workload::Strategy::ddp;
+    std::cout << trust_line(strategy, most_gpus, most_servers) << "\n";
     std::vector<std::string> hosts;  // each distinct host line once, in point order
     for (const Point& p : all) {
       if (std::find(hosts.begin(), hosts.end(), p.host_note) == hosts.end())

@@ -1,6 +1,8 @@
 // Renderings of one simulated step.
 #include "cli/step/ddp_report.hpp"
 
+#include "cli/step/trust.hpp"
+
 #include <cstdio>
 #include <sstream>
 
@@ -83,7 +85,7 @@ std::string ddp_text(const DdpReport& r) {
   out << "# clustersim ddp: " << r.model.name << " on " << r.cluster.name << ", " << r.ranks
       << (r.ranks == 1 ? " GPU (" : " GPUs (") << r.gpu.name << ")";
   if (r.servers > 1) out << " on " << r.servers << " servers";
-  out << "\n";
+  out << "\n" << trust_line(r.options.strategy, r.ranks, r.servers) << "\n";
   out << "# " << settings_line(r) << "\n";
   out << "# compute: " << r.plan.compute_note << "; GEMMs: " << r.compute.gemm_source << "\n";
   out << "# host: " << r.plan.host_note << "\n";
