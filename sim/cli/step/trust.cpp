@@ -8,8 +8,8 @@ namespace cs::cli {
 // Printed by kTrustValidateCommand and kTrustCompareCommand on 2026-11-28 (test_trust.cpp reruns
 // them).
 const TrustFigures& trust_figures() {
-  static const TrustFigures f = {{1.9, 36}, {2.4, 47}, {13.1, 11}, {4.2, 31},
-                                 {6.2, 89}, {1.8, 70}, {8.7, 377}, 2};
+  static const TrustFigures f = {{1.9, 36}, {2.2, 50}, {13.1, 11}, {4.3, 37},
+                                 {6.7, 98}, {1.9, 82}, {8.7, 377}, 4};
   return f;
 }
 
@@ -17,7 +17,7 @@ const char* const kTrustValidateCommand =
     "validate --topology topologies/h200-4gpu.yaml --ddp calibrate/data/h200x2-r2-ddp --ddp "
     "calibrate/data/h200x2-r4-ddp --ddp calibrate/data/h200x2-r6-ddp --ddp "
     "calibrate/data/h200x2-r7-fsdp --ddp calibrate/data/h200x2-r7-fsdp-run2 --ddp "
-    "calibrate/data/h200x2-r8-accum --host-probes";
+    "calibrate/data/h200x2-r8-accum --ddp calibrate/data/h200x4-r9-fsdp --host-probes";
 const char* const kTrustCompareCommand = "compare calibrate/published/multinode.yaml";
 
 namespace {
