@@ -55,17 +55,21 @@ void BM_LoadModel(benchmark::State& state) {
 }
 BENCHMARK(BM_LoadModel)->DenseRange(0, 5)->Unit(benchmark::kMillisecond);
 
-// One DDP step of GPT-2 (25 MiB buckets) on `GPUs` H100s: the memory check, the plan, every
-// bucket's all-reduce on the collective model (flow fidelity) and the step. The topology is
-// built outside the timing.
-void BM_DdpStepGpt2(benchmark::State& state) {
-  const int gpus = static_cast<int>(state.range(0));
-  const topo::Cluster cluster =
-      topo::load_cluster_from_string(bench::dgx_fat_tree_yaml(std::max(1, gpus / 8)), "generated");
-  const workload::Model model = workload::load_model_file(model_path(1));
-  const workload::TrainingOptions options = workload::default_options(model);
+// A generated DGX fat tree of `gpus` H100s, and its ranks 0 .. gpus - 1.
+topo::Cluster fat_tree_of(int gpus) {
+  return topo::load_cluster_from_string(bench::dgx_fat_tree_yaml(std::max(1, gpus / 8)),
+                                        "generated");
+}
+std::vector<int> first_ranks(int gpus) {
   std::vector<int> ranks(static_cast<std::size_t>(gpus));
   for (int r = 0; r < gpus; ++r) ranks[static_cast<std::size_t>(r)] = r;
+  return ranks;
+}
+
+// The timed loop: the step on the first `gpus` ranks; its time and the peak RSS as counters.
+void time_steps(benchmark::State& state, const topo::Cluster& cluster, const workload::Model& model,
+                const workload::TrainingOptions& options, int gpus) {
+  const std::vector<int> ranks = first_ranks(gpus);
   double step_ms = 0;
   for (auto _ : state) {
     const system::DdpPrediction p = system::predict_ddp(cluster, model, options, ranks, nullptr);
@@ -74,6 +78,17 @@ void BM_DdpStepGpt2(benchmark::State& state) {
   }
   state.counters["step_ms"] = step_ms;
   state.counters["peak_rss_MB"] = bench::peak_rss_MB();
+}
+
+// One DDP step of GPT-2 (25 MiB buckets) on `GPUs` H100s: the memory check, the plan, every
+// bucket's all-reduce on the collective model (flow fidelity) and the step. The topology is
+// built outside the timing.
+void BM_DdpStepGpt2(benchmark::State& state) {
+  const int gpus = static_cast<int>(state.range(0));
+  const topo::Cluster cluster = fat_tree_of(gpus);
+  const workload::Model model = workload::load_model_file(model_path(1));
+  const workload::TrainingOptions options = workload::default_options(model);
+  time_steps(state, cluster, model, options, gpus);
 }
 BENCHMARK(BM_DdpStepGpt2)->Arg(8)->Arg(1024)->Arg(16384)->Unit(benchmark::kMillisecond);
 
@@ -100,8 +115,7 @@ BENCHMARK(BM_ScaleGpt2)->Unit(benchmark::kMillisecond);
 // 2 s at 16,384.
 void BM_FsdpStepLlama70B(benchmark::State& state) {
   const int gpus = static_cast<int>(state.range(0));
-  const topo::Cluster cluster =
-      topo::load_cluster_from_string(bench::dgx_fat_tree_yaml(std::max(1, gpus / 8)), "generated");
+  const topo::Cluster cluster = fat_tree_of(gpus);
   const workload::Model model =
       workload::load_model_file(std::string(CLUSTERSIM_SOURCE_DIR) + "/models/llama-3.1-70b.yaml");
   workload::TrainingOptions options = workload::default_options(model);
@@ -109,17 +123,8 @@ void BM_FsdpStepLlama70B(benchmark::State& state) {
   options.activation_checkpointing = true;
   options.strategy = state.range(1) != 0 ? workload::Strategy::hsdp : workload::Strategy::fsdp;
   options.fsdp.shard_degree = state.range(1) != 0 ? 64 : 0;
-  std::vector<int> ranks(static_cast<std::size_t>(gpus));
-  for (int r = 0; r < gpus; ++r) ranks[static_cast<std::size_t>(r)] = r;
-  double step_ms = 0;
-  for (auto _ : state) {
-    const system::DdpPrediction p = system::predict_ddp(cluster, model, options, ranks, nullptr);
-    step_ms = p.result.breakdown.step_us / 1e3;
-    benchmark::DoNotOptimize(step_ms);
-  }
   state.SetLabel(state.range(1) != 0 ? "hsdp" : "fsdp");
-  state.counters["step_ms"] = step_ms;
-  state.counters["peak_rss_MB"] = bench::peak_rss_MB();
+  time_steps(state, cluster, model, options, gpus);
 }
 BENCHMARK(BM_FsdpStepLlama70B)
     ->Args({1024, 0})

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <string>
@@ -20,6 +21,25 @@ namespace {
 
 using namespace cs::cal;
 namespace fs = std::filesystem;
+
+// A row of one run ("d", file "f", 2 GPUs) with its measured and predicted step.
+DdpStepRow row(const char* variant, double measured_ms, double prior_ms) {
+  DdpStepRow r;
+  r.data = "d";
+  r.file = "f";
+  r.gpus = 2;
+  r.variant = variant;
+  r.measured_ms = measured_ms;
+  r.prior_ms = prior_ms;
+  return r;
+}
+
+// The "all GPUs" summary row `what` of `v`.
+DdpSummaryRow summary_all(const DdpValidation& v, const std::string& what) {
+  for (const DdpSummaryRow& s : v.summary)
+    if (s.what == what && s.gpus == "all") return s;
+  return DdpSummaryRow{};
+}
 
 const std::string kRoot = CLUSTERSIM_SOURCE_DIR;
 const std::string kToy = std::string(CLUSTERSIM_TEST_DATA) + "/ddp_steps/toy";
@@ -250,30 +270,11 @@ TEST_CASE("FSDP2 step files: their variants read as FSDP, their modifiers marked
   // FSDP rows are summed apart from DDP's. One run: plain 9 ms (predicted 9); ddp25 10 ms
   // predicted 11 (+10 %, its overhead 2 against 1: +100 %); fsdp 20 ms predicted 24 (+20 %, its
   // overhead 15 against 11: +4 / 11).
-  std::vector<DdpStepRow> rows(3);
-  for (DdpStepRow& r : rows) {
-    r.data = "d";
-    r.file = "f";
-    r.gpus = 2;
-  }
-  rows[0].variant = "plain";
+  std::vector<DdpStepRow> rows = {row("plain", 9, 9), row("ddp25", 10, 11), row("fsdp", 20, 24)};
   rows[0].plain = true;
-  rows[0].measured_ms = 9;
-  rows[0].prior_ms = 9;
-  rows[1].variant = "ddp25";
-  rows[1].measured_ms = 10;
-  rows[1].prior_ms = 11;
-  rows[2].variant = "fsdp";
   rows[2].fsdp = true;
-  rows[2].measured_ms = 20;
-  rows[2].prior_ms = 24;
   const DdpValidation v = validate_ddp_steps(rows, false);
-  const auto summary = [&v](const std::string& what) {
-    for (const DdpSummaryRow& s : v.summary)
-      if (s.what == what && s.gpus == "all") return s;
-    FAIL("no summary row " << what);
-    return DdpSummaryRow{};
-  };
+  const auto summary = [&v](const std::string& what) { return summary_all(v, what); };
   CHECK(summary("ddp step").points == 1);
   CHECK(summary("ddp step").prior_median == doctest::Approx(0.10));
   CHECK(summary("fsdp step").points == 1);
@@ -304,36 +305,19 @@ TEST_CASE("FSDP2 step files: -ac and -accumK on every base, each summed apart") 
   // plain-accum4 (20, predicted 22): 10 against 11, +10 %; plain (5 ms) is not its plain step.
   // The accumulated steps are summed as "accum step" (+10 % and +10 %), not as ddp or plain
   // steps.
-  std::vector<DdpStepRow> rows(3);
-  for (DdpStepRow& r : rows) {
-    r.data = "d";
-    r.file = "f";
-    r.gpus = 2;
-  }
-  rows[0].variant = "plain";
+  std::vector<DdpStepRow> rows = {row("plain", 5, 5), row("plain-accum4", 20, 22),
+                                  row("ddp25-accum4", 30, 33)};
   rows[0].plain = true;
-  rows[0].measured_ms = 5;
-  rows[0].prior_ms = 5;
-  rows[1].variant = "plain-accum4";
   rows[1].plain = true;
-  rows[1].modifiers = "-accum4";
-  rows[1].grad_accum = 4;
-  rows[1].measured_ms = 20;
-  rows[1].prior_ms = 22;
-  rows[2].variant = "ddp25-accum4";
-  rows[2].modifiers = "-accum4";
-  rows[2].grad_accum = 4;
-  rows[2].measured_ms = 30;
-  rows[2].prior_ms = 33;
+  for (DdpStepRow& r : {std::ref(rows[1]), std::ref(rows[2])}) {
+    r.modifiers = "-accum4";
+    r.grad_accum = 4;
+  }
   const DdpValidation v = validate_ddp_steps(rows, false);
   REQUIRE(v.rows[2].overhead);
   CHECK(v.rows[2].overhead->measured_ms == doctest::Approx(10));
   CHECK(v.rows[2].overhead->prior_error == doctest::Approx(0.1));
-  const auto summary = [&v](const std::string& what) {
-    for (const DdpSummaryRow& s : v.summary)
-      if (s.what == what && s.gpus == "all") return s;
-    return DdpSummaryRow{};
-  };
+  const auto summary = [&v](const std::string& what) { return summary_all(v, what); };
   CHECK(summary("plain step").points == 1);
   CHECK(summary("ddp step").points == 0);
   CHECK(summary("accum step").points == 2);

@@ -3,20 +3,15 @@
 #include <doctest/doctest.h>
 
 #include <tuple>
-#include "workload/ddp/step_plan.hpp"
 
+#include "support/step_tasks.hpp"
+#include "workload/ddp/step_plan.hpp"
 #include "workload/ddp/step_sim.hpp"
 
 namespace cs::workload {
 namespace {
 
-Task kernel(const char* name, double gpu_us) {
-  Task t;
-  t.name = name;
-  t.gpu_us = gpu_us;
-  t.kernels = 1;
-  return t;  // no host cost: the host issues everything at 0
-}
+using test::kernel;  // one kernel, no host cost (tests/support/step_tasks.hpp)
 
 Layer layer(const char* name, int block, double activation_bytes, OpKind op) {
   Layer l;

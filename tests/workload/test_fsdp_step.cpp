@@ -1,6 +1,7 @@
 // FSDP2's step as a graph, on a three-layer model written by hand, timeline derived by hand.
 #include <doctest/doctest.h>
 
+#include "support/step_tasks.hpp"
 #include "workload/fsdp/fsdp_step.hpp"
 
 namespace cs::workload {
@@ -18,13 +19,7 @@ Layer layer(const char* name, int block) {
   return l;
 }
 
-Task kernel(const char* name, double gpu_us) {
-  Task t;
-  t.name = name;
-  t.gpu_us = gpu_us;
-  t.kernels = 1;
-  return t;  // no host cost: the host issues everything at 0
-}
+using test::kernel;  // one kernel, no host cost (tests/support/step_tasks.hpp)
 
 // R (the root's), then blocks A and B, one layer each. Forward 10 us and backward 20 us a layer,
 // the optimizer 12 us over the whole model; no kernel gap, no slowdown beside communication.

@@ -3,18 +3,13 @@
 // slowed beside an all-reduce.
 #include <doctest/doctest.h>
 
+#include "support/step_tasks.hpp"
 #include "workload/ddp/step_sim.hpp"
 
 namespace cs::workload {
 namespace {
 
-Task kernel(const char* name, double gpu_us) {
-  Task t;
-  t.name = name;
-  t.gpu_us = gpu_us;
-  t.kernels = gpu_us > 0 ? 1 : 0;
-  return t;  // no host cost: the host is never what binds here
-}
+using test::kernel;  // one kernel, no host cost (tests/support/step_tasks.hpp)
 
 // Two layers, each with one gradient that is its own bucket; backward of layer 1 (last) then of
 // layer 0, `backward_us` each; all-reduces of `allreduce_us` each, of `ctas` CTAs, beside which
