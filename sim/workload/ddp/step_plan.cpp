@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <utility>
 
 #include "core/error.hpp"
 
@@ -72,6 +73,9 @@ struct KernelWork {
 KernelWork kernel_times(const std::vector<Op>& ops, const WorkScale& s, bool backward,
                         const GpuCompute& gpu) {
   KernelWork out;
+  const auto kernels = static_cast<std::size_t>(std::max(op_kernels(ops), 0));
+  out.us.reserve(kernels);
+  out.memory_bound.reserve(kernels);
   for (const Op& op : ops) {
     const double t = op_time_us(scaled(op, s), backward, gpu);
     out.total_us += t;
@@ -83,7 +87,7 @@ KernelWork kernel_times(const std::vector<Op>& ops, const WorkScale& s, bool bac
   return out;
 }
 
-void spread(Task& task, const KernelWork& work) {
+void spread(Task& task, KernelWork&& work) {
   double total = 0;
   double memory = 0;
   for (std::size_t i = 0; i < work.us.size(); ++i) {
@@ -93,9 +97,9 @@ void spread(Task& task, const KernelWork& work) {
   // Where the kernels cannot be matched one to one, the layer's dominant kind stands for all.
   task.memory_bound_default = memory > total / 2;
   if (static_cast<int>(work.us.size()) != task.kernels || !(total > 0)) return;
-  task.kernel_us.clear();
-  for (double w : work.us) task.kernel_us.push_back(task.gpu_us * w / total);
-  task.memory_bound = work.memory_bound;
+  for (double& w : work.us) w = task.gpu_us * w / total;
+  task.kernel_us = std::move(work.us);
+  task.memory_bound = std::move(work.memory_bound);
 }
 
 // Host time per kernel launched, per phase.
@@ -157,8 +161,8 @@ int layer_tasks(const Model& model, const Measurement* m, const WorkScale& to_ta
     t.forward.name = layer.name;
     t.backward.name = layer.name;
     // Each op's time at the target, once: per kernel for the spread, summed for the layer.
-    const KernelWork fwd_kernels = kernel_times(layer.forward, to_target, false, compute);
-    const KernelWork bwd_kernels = kernel_times(layer.backward, to_target, true, compute);
+    KernelWork fwd_kernels = kernel_times(layer.forward, to_target, false, compute);
+    KernelWork bwd_kernels = kernel_times(layer.backward, to_target, true, compute);
     const double fwd_work = fwd_kernels.total_us;
     const double bwd_work = bwd_kernels.total_us;
     auto it = m != nullptr ? layer.measured.find(m->id) : layer.measured.end();
@@ -179,8 +183,8 @@ int layer_tasks(const Model& model, const Measurement* m, const WorkScale& to_ta
     }
     // The layer's time spread over its kernels in proportion to their work-model times, when
     // the counts agree (a measurement on another software stack may launch other kernels).
-    spread(t.forward, fwd_kernels);
-    spread(t.backward, bwd_kernels);
+    spread(t.forward, std::move(fwd_kernels));
+    spread(t.backward, std::move(bwd_kernels));
     t.forward.host_us_per_kernel = host.forward;
     t.backward.host_us_per_kernel = host.backward;
     for (const TensorSpec& p : layer.params) {

@@ -14,22 +14,28 @@ StreamId StepGraph::add_stream(std::string name, StreamKind kind) {
   return static_cast<StreamId>(streams_.size()) - 1;
 }
 
-NodeId StepGraph::add(Node node, const std::vector<EventId>& waits) {
-  CS_ASSERT(node.kind == Kind::host_work ||
-                (node.stream >= 0 && node.stream < static_cast<int>(streams_.size())),
+StepGraph::Node& StepGraph::add(Kind kind, StreamId stream, std::string_view category,
+                                const std::vector<EventId>& waits) {
+  CS_ASSERT(kind == Kind::host_work || (stream >= 0 && stream < static_cast<int>(streams_.size())),
             "a node on a stream the graph does not have");
+  // Filled in place: a Node built aside and copied in stalls on reading back its parts.
+  Node& node = nodes_.emplace_back();
+  node.kind = kind;
+  node.stream = stream;
+  node.category = this->category(category);
   node.waits_begin = static_cast<int>(waits_.size());
   node.waits_count = static_cast<int>(waits.size());
   for (EventId e : waits) {
     CS_ASSERT(e >= 0 && e < static_cast<int>(events_.size()), "a wait on an unrecorded event");
     waits_.push_back(e);
   }
-  const StreamId stream = node.stream;
-  const bool on_stream = node.kind != Kind::host_work;
-  nodes_.push_back(std::move(node));
-  const auto id = static_cast<NodeId>(nodes_.size()) - 1;
-  if (on_stream) last_on_stream_[static_cast<std::size_t>(stream)] = id;
-  return id;
+  if (kind != Kind::host_work)
+    last_on_stream_[static_cast<std::size_t>(stream)] = static_cast<NodeId>(nodes_.size()) - 1;
+  return node;
+}
+
+NodeId StepGraph::last_node() const {
+  return static_cast<NodeId>(nodes_.size()) - 1;
 }
 
 const Task* StepGraph::own(Task task) {
@@ -37,37 +43,74 @@ const Task* StepGraph::own(Task task) {
   return &owned_.back();
 }
 
-NodeId StepGraph::kernels(StreamId stream, Task task, std::string category,
-                          const std::vector<EventId>& waits) {
-  if (task.kernels == 0 && !(task.gpu_us > 0)) return -1;
-  return kernels_ref(stream, *own(std::move(task)), std::move(category), waits);
+namespace {
+
+// a == b for the short names of a graph, compared here rather than through a call to memcmp.
+bool same(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i] != b[i]) return false;
+  }
+  return true;
 }
 
-NodeId StepGraph::kernels_ref(StreamId stream, const Task& task, std::string category,
+}  // namespace
+
+CategoryId StepGraph::category(std::string_view category) {
+  if (last_category_ >= 0 && same(categories_[static_cast<std::size_t>(last_category_)], category))
+    return last_category_;
+  for (std::size_t i = 0; i < categories_.size(); ++i) {
+    if (same(categories_[i], category)) return last_category_ = static_cast<CategoryId>(i);
+  }
+  categories_.emplace_back(category);
+  return last_category_ = static_cast<CategoryId>(categories_.size()) - 1;
+}
+
+int StepGraph::name(std::string name) {
+  // A generator repeats a few names (DDP: a copy per gradient, between hooks' own work), or
+  // names each node anew (FSDP's units): looking further back would cost more than a copy.
+  constexpr std::size_t kLookBack = 4;
+  for (std::size_t i = names_.size(); i > 0 && i + kLookBack > names_.size(); --i) {
+    if (same(names_[i - 1], name)) return static_cast<int>(i) - 1;
+  }
+  names_.push_back(std::move(name));
+  return static_cast<int>(names_.size()) - 1;
+}
+
+NodeId StepGraph::kernels(StreamId stream, Task task, std::string_view category,
+                          const std::vector<EventId>& waits) {
+  if (task.kernels == 0 && !(task.gpu_us > 0)) return -1;
+  if (task.kernels != 1 || !task.kernel_us.empty() || !task.memory_bound.empty())
+    return kernels_ref(stream, *own(std::move(task)), category, waits);
+  CS_ASSERT(streams_[static_cast<std::size_t>(stream)].kind == StreamKind::compute,
+            "kernels on a communication stream");
+  const int name = this->name(std::move(task.name));
+  Node& n = add(Kind::kernels, stream, category, waits);
+  n.name = name;
+  n.host_us = task.host_us_per_kernel;
+  n.gpu_us = task.gpu_us;
+  n.memory_bound = task.memory_bound_default;
+  return last_node();
+}
+
+NodeId StepGraph::kernels_ref(StreamId stream, const Task& task, std::string_view category,
                               const std::vector<EventId>& waits) {
   if (task.kernels == 0 && !(task.gpu_us > 0)) return -1;
   CS_ASSERT(streams_[static_cast<std::size_t>(stream)].kind == StreamKind::compute,
             "kernels on a communication stream");
-  Node n;
-  n.kind = Kind::kernels;
-  n.stream = stream;
-  n.category = std::move(category);
-  n.task = &task;
-  return add(std::move(n), waits);
+  add(Kind::kernels, stream, category, waits).task = &task;
+  return last_node();
 }
 
 NodeId StepGraph::collective(StreamId stream, CollectiveKernel kernel, double host_us,
                              const std::vector<EventId>& waits) {
   CS_ASSERT(streams_[static_cast<std::size_t>(stream)].kind == StreamKind::communication,
             "a collective on a compute stream");
-  Node n;
-  n.kind = Kind::collective;
-  n.stream = stream;
-  n.category = kernel.category;
+  Node& n = add(Kind::collective, stream, kernel.category, waits);
   n.collective = static_cast<int>(collectives_.size());
-  collectives_.push_back(std::move(kernel));
   n.host_us = host_us;
-  return add(std::move(n), waits);
+  collectives_.push_back(std::move(kernel));
+  return last_node();
 }
 
 EventId StepGraph::record(StreamId stream) {
@@ -77,30 +120,25 @@ EventId StepGraph::record(StreamId stream) {
   return static_cast<EventId>(events_.size()) - 1;
 }
 
-void StepGraph::host_work(std::string name, std::string category, double us) {
+void StepGraph::host_work(std::string_view name, std::string_view category, double us) {
   if (!(us > 0)) return;
   Task t;
-  t.name = std::move(name);
-  Node n;
-  n.kind = Kind::host_work;
-  n.category = std::move(category);
-  n.task = own(std::move(t));
+  t.name = name;
+  const Task* task = own(std::move(t));
+  Node& n = add(Kind::host_work, -1, category, {});
+  n.task = task;
   n.host_us = us;
-  add(std::move(n), {});
 }
 
-NodeId StepGraph::blocking_copy(StreamId stream, std::string name, std::string category, double us,
-                                double host_us) {
+NodeId StepGraph::blocking_copy(StreamId stream, std::string name, std::string_view category,
+                                double us, double host_us) {
   Task t;
   t.name = std::move(name);
   t.gpu_us = us;
   t.host_us_per_kernel = host_us;
-  Node n;
-  n.kind = Kind::blocking_copy;
-  n.stream = stream;
-  n.category = std::move(category);
-  n.task = own(std::move(t));
-  return add(std::move(n), {});
+  const Task* task = own(std::move(t));
+  add(Kind::blocking_copy, stream, category, {}).task = task;
+  return last_node();
 }
 
 const char* to_string(Strategy s) {

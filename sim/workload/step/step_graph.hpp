@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/units.hpp"
@@ -51,6 +52,7 @@ enum class StreamKind { compute, communication };
 using StreamId = int;
 using EventId = int;
 using NodeId = int;
+using CategoryId = int;  // an index of StepGraph::categories()
 
 // The program of one rank's host thread. Streams are created first; the first compute stream is
 // "the compute stream" whose idle time the breakdown explains.
@@ -67,12 +69,13 @@ class StepGraph {
 
   // The host launches `task`'s kernels on `stream`, each after host_us_per_kernel; the first
   // waits for `waits` (cudaStreamWaitEvent before it). Its GPU time is summed under `category`.
-  // No node when the task has no kernels and no GPU time.
-  NodeId kernels(StreamId stream, Task task, std::string category,
+  // No node when the task has no kernels and no GPU time. A task of one kernel (a strategy's
+  // copy, one per gradient) is held in its node.
+  NodeId kernels(StreamId stream, Task task, std::string_view category,
                  const std::vector<EventId>& waits = {});
   // The same for a task the caller keeps alive until the graph is executed (no copy: a plan's
   // layers, thousands of kernel times).
-  NodeId kernels_ref(StreamId stream, const Task& task, std::string category,
+  NodeId kernels_ref(StreamId stream, const Task& task, std::string_view category,
                      const std::vector<EventId>& waits = {});
   // The host launches a collective on `stream` after `host_us` of launch work.
   NodeId collective(StreamId stream, CollectiveKernel kernel, double host_us,
@@ -81,24 +84,30 @@ class StepGraph {
   // that work ends, at once when there is none.
   EventId record(StreamId stream);
   // Host work that launches nothing (a hook's own work, a walk of the autograd graph).
-  void host_work(std::string name, std::string category, double us);
+  void host_work(std::string_view name, std::string_view category, double us);
   // A copy the host performs itself and waits for (pageable memory): after host_us of its own
   // work the host waits for `stream`'s work to end, then the copy of `us` runs on the stream
   // through the copy engine (no SMs, never slowed) and the host returns when it ends. Summed
   // under `category`.
-  NodeId blocking_copy(StreamId stream, std::string name, std::string category, double us,
+  NodeId blocking_copy(StreamId stream, std::string name, std::string_view category, double us,
                        double host_us);
 
   enum class Kind { kernels, collective, host_work, blocking_copy };
+  // Plain data: what a node names (its category, name, collective) is an index into the graph.
   struct Node {
     Kind kind = Kind::kernels;
     StreamId stream = -1;
-    std::string category;
+    CategoryId category = -1;
     int waits_begin = 0, waits_count = 0;  // in waits()
-    // kernels; blocking_copy: name, gpu_us, host_us_per_kernel; host_work: name
+    // kernels; blocking_copy: name, gpu_us, host_us_per_kernel; host_work: name. A kernels
+    // node without a task is one kernel: `name`, `gpu_us`, `memory_bound`, launched after
+    // `host_us`.
     const Task* task = nullptr;
+    int name = -1;        // in the graph's names, for a kernels node without a task
     int collective = -1;  // index in collectives()
-    double host_us = 0;   // collective launch, host_work
+    double host_us = 0;   // collective launch, host_work, a kernels node without a task
+    double gpu_us = 0;
+    bool memory_bound = false;
   };
   struct Stream {
     std::string name;
@@ -107,6 +116,14 @@ class StepGraph {
   const std::vector<Node>& nodes() const { return nodes_; }
   const CollectiveKernel& collective_of(const Node& n) const {
     return collectives_[static_cast<std::size_t>(n.collective)];
+  }
+  // The categories nodes are summed under, in the order the graph first named them.
+  const std::vector<std::string>& categories() const { return categories_; }
+  // What the trace calls node `n`.
+  const std::string& name_of(const Node& n) const {
+    if (n.kind == Kind::collective) return collective_of(n).name;
+    if (n.task != nullptr) return n.task->name;
+    return names_[static_cast<std::size_t>(n.name)];
   }
   // The events node `n` waits on.
   const EventId* waits_begin(const Node& n) const { return waits_.data() + n.waits_begin; }
@@ -119,8 +136,15 @@ class StepGraph {
   NodeId event_node(EventId e) const { return events_[static_cast<std::size_t>(e)]; }
 
  private:
-  NodeId add(Node node, const std::vector<EventId>& waits);
+  // A new node at the end, its stream, category and waits set; the caller fills in the rest.
+  Node& add(Kind kind, StreamId stream, std::string_view category,
+            const std::vector<EventId>& waits);
+  NodeId last_node() const;
   const Task* own(Task task);
+  // The index of `category` in categories_, added when new.
+  CategoryId category(std::string_view category);
+  // An index of `name` in names_: one of the last few when they have it, else added.
+  int name(std::string name);
   std::vector<Stream> streams_;
   std::vector<Node> nodes_;
   std::deque<Task> owned_;  // tasks given by value (a deque: their addresses stay)
@@ -128,11 +152,18 @@ class StepGraph {
   std::vector<EventId> waits_;
   std::vector<NodeId> events_;
   std::vector<NodeId> last_on_stream_;
+  std::vector<std::string> categories_;
+  std::vector<std::string> names_;  // of kernels nodes without a task
+  CategoryId last_category_ = -1;   // the last one looked up: nodes come in runs of one
 };
 
 // A span of the step, for the trace: a node on the host thread (lane 0) or on stream s (lane
 // 1 + s).
 struct Span {
+  Span() = default;
+  // (So that the executor builds each span in place: a step has thousands.)
+  Span(const std::string& name, const std::string& category, int lane, TimePs start, TimePs end)
+      : name(name), category(category), lane(lane), start(start), end(end) {}
   std::string name;
   std::string category;
   int lane = 0;
@@ -153,7 +184,7 @@ struct Execution {
   std::vector<NodeTime> nodes;
   // GPU time alone per category, summed in program order; communication nodes not included.
   std::vector<std::pair<std::string, double>> gpu_us;
-  double gpu_us_of(const std::string& category) const;
+  double gpu_us_of(std::string_view category) const;
   double step_us = 0;
   double exposed_communication_us = 0;   // the compute stream waiting on other streams
   double host_bound_idle_us = 0;         // the compute stream waiting for the host's launches

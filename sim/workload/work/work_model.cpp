@@ -70,6 +70,12 @@ double& dim_of(Op& op, Dim dim) {
   return op.m;
 }
 
+// std::pow, without the call where the base is 1 (a setting left as recorded): pow(1, y) is 1
+// for every y (C's Annex F), so the result is the same.
+double power(double base, double exponent) {
+  return base == 1.0 ? 1.0 : std::pow(base, exponent);
+}
+
 // Only tensor-core GEMMs (bf16, fp16, tf32) need 16-byte aligned dimensions; FP32 runs on the
 // CUDA cores with no such kernels to miss.
 bool tensor_core_aligned(const Op& op) {
@@ -151,7 +157,7 @@ Op scaled(const Op& op, const WorkScale& scale) {
       out.seq_kv *= scale.seq;
       break;
     case OpKind::memory:
-      out.bytes *= std::pow(scale.batch, op.scale_batch) * std::pow(scale.seq, op.scale_seq);
+      out.bytes *= power(scale.batch, op.scale_batch) * power(scale.seq, op.scale_seq);
       break;
   }
   // A memory op runs at the step's precision (it picks BatchNorm's kernel, op_time_us).
