@@ -48,7 +48,7 @@ stage() {
   echo "# torch, transformers, CUDA, NCCL"
   python3 -c 'import torch, transformers; print(torch.__version__, transformers.__version__, torch.version.cuda, torch.cuda.nccl.version())'
   echo "# host"
-  nproc; grep MemTotal /proc/meminfo
+  nproc --all; grep MemTotal /proc/meminfo
   env | grep -E '^(NCCL_|TORCH_SYMM|NVSHMEM_)' | sort
   echo "# the installed HF Llama attention's reshape (local heads need -1 there)"
   python3 - <<'EOF'
