@@ -72,7 +72,8 @@ void run_ddp(const DdpArgs& a) {
                            p.servers,
                            &p.busiest_links,
                            static_cast<int>(p.fsdp_plan.units.size()),
-                           p.fsdp_plan.options};
+                           p.fsdp_plan.options,
+                           p.parallel ? &*p.parallel : nullptr};
     files.add("--trace", a.trace, ddp_trace_json(report));
     if (a.json) {
       json.push_back(ddp_json(report));

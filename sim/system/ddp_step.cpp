@@ -230,7 +230,7 @@ DdpPrediction predict_ddp(const topo::Cluster& cluster, const workload::Model& m
       }
     }
   }
-  if (!fsdp) {
+  if (!fsdp && !options.parallel.any()) {
     p.memory = workload::estimate_memory(model, options, p.gpu.memory_bytes);
     refuse_unless_fits(model, options, p, [&](const workload::TrainingOptions& o) {
       return workload::estimate_memory(model, o, p.gpu.memory_bytes);
@@ -251,10 +251,24 @@ DdpPrediction predict_ddp(const topo::Cluster& cluster, const workload::Model& m
                .server == server;
   });
   if (on_server > 1 && step.host_all) step.host = step.host_all;
-  p.plan = workload::plan_step(model, step, p.gpu, p.compute,
-                               input_copy_us(graph, gpu_node, input_bytes, options.input_pinned));
   const coll::TunerOptions nccl_options =
       nccl_env_options(calibration != nullptr && calibration->nvls);
+  if (options.parallel.any()) {
+    if (fsdp) {
+      throw InputError("flag '--strategy': " + std::string(workload::to_string(options.strategy)) +
+                       " beside --tp or --pp is not modelled yet; use ddp (Megatron's data "
+                       "parallelism)");
+    }
+    const StepContext context{
+        cluster,      graph,
+        model,        step,
+        ranks,        nccl,
+        nccl_options, input_copy_us(graph, gpu_node, input_bytes, options.input_pinned)};
+    predict_model_parallel(context, p);
+    return p;
+  }
+  p.plan = workload::plan_step(model, step, p.gpu, p.compute,
+                               input_copy_us(graph, gpu_node, input_bytes, options.input_pinned));
   if (fsdp) {
     workload::FsdpOptions f = options.fsdp;
     f.shard_ranks = static_cast<int>(ranks.size());

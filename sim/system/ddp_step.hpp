@@ -4,12 +4,14 @@
 // `clustersim ddp`, `scale`, `plan`, `sweep` and `validate --ddp` call; they parse and print.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "calibration/calfile/calibration_file.hpp"
 #include "calibration/measurements/node_host.hpp"
 #include "system/collective_timer.hpp"
+#include "system/model_parallel.hpp"
 #include "topology/cluster/cluster.hpp"
 #include "workload/ddp/memory_check.hpp"
 #include "workload/ddp/step_plan.hpp"
@@ -40,6 +42,9 @@ struct DdpPrediction {
   std::vector<LinkLoad> busiest_links;  // filled when asked (predict_ddp's `links`), busiest first
   bool fsdp = false;                    // the step ran FSDP2 (fsdp_plan) instead of DDP
   workload::FsdpPlan fsdp_plan;
+  // With tensor or pipeline parallelism (options.parallel): groups, stages and the pipeline;
+  // `plan` is then the first stage's and `memory` the fullest stage's.
+  std::optional<ParallelPrediction> parallel;
 };
 
 // One step of `model` on `ranks` of `cluster` (a calibration, when given, already applied to the
@@ -53,6 +58,23 @@ struct DdpPrediction {
 DdpPrediction predict_ddp(const topo::Cluster& cluster, const workload::Model& model,
                           const workload::TrainingOptions& options, const std::vector<int>& ranks,
                           const cal::Calibration* calibration, int links = 0);
+
+// The inputs a step's prediction shares, whatever its parallelism.
+struct StepContext {
+  const topo::Cluster& cluster;
+  const topo::ClusterGraph& graph;
+  const workload::Model& model;
+  const workload::TrainingOptions& options;  // its host set to the node's
+  const std::vector<int>& ranks;
+  coll::NcclParams nccl;
+  coll::TunerOptions nccl_options;
+  double input_copy_us = 0;
+};
+
+// Tensor and pipeline parallelism (model_parallel.cpp): fills p's plan, result, memory and
+// parallel; throws InputError for a layout the ranks, layers or heads do not allow, or a stage
+// that does not fit.
+void predict_model_parallel(const StepContext& c, DdpPrediction& p);
 
 // The step's collectives from the collective model: each bucket's all-reduce (time alone, CTAs,
 // per-CTA rate, NCCL's label), the used-parameter map's all-reduce and the buffers' broadcast.

@@ -1,6 +1,9 @@
 // The step's flags, read into options; a calibration applied to a cluster.
 #include "cli/step/ddp_predict.hpp"
 
+#include <cstdlib>
+#include <sstream>
+
 #include "calibration/measurements/node_host.hpp"
 #include "calibration/validate/machine_match.hpp"
 #include "core/error.hpp"
@@ -67,6 +70,31 @@ void add_step_flags(CLI::App* cmd, StepFlags& flags) {
                   "Layer times: measured (scaled through the work model; the default) or work");
   cmd->add_option("--measurement", flags.measurement,
                   "The model file's measurement id to scale from (default: best match)");
+  cmd->add_option("--tp", flags.tp,
+                  "Tensor-parallel degree: each block's Linears split over this many GPUs "
+                  "(Megatron's scheme; default 1)")
+      ->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--pp", flags.pp,
+                  "Pipeline stages: the blocks cut into this many stages, --grad-accum "
+                  "micro-batches through them (default 1)")
+      ->check(CLI::Range(1, 1 << 16));
+  cmd->add_flag("--sequence-parallel", flags.sequence_parallel,
+                "With --tp: norms and dropout on 1/TP of the sequence, all-gather and "
+                "reduce-scatter in place of the all-reduces");
+  cmd->add_option("--schedule", flags.schedule,
+                  "Pipeline schedule: gpipe, 1f1b or interleaved-1f1b (default 1f1b)")
+      ->check(CLI::IsMember({"gpipe", "1f1b", "interleaved-1f1b"}));
+  cmd->add_option("--virtual-stages", flags.virtual_stages,
+                  "Model chunks per pipeline rank (interleaved-1f1b; default 1)")
+      ->check(CLI::Range(1, 1 << 10));
+  cmd->add_option("--pp-blocks", flags.pp_blocks,
+                  "Blocks per pipeline stage, comma-separated (default: even)");
+  cmd->add_option("--tp-impl", flags.tp_impl,
+                  "Whose tensor parallelism: pytorch (parallelize_module over DTensors, the "
+                  "default) or megatron (Megatron-LM's fused layers, no DTensor host cost)")
+      ->check(CLI::IsMember({"pytorch", "megatron"}));
+  cmd->add_option("--order", flags.order,
+                  "Rank order of the groups, innermost first (default tp,dp,pp: Megatron's)");
   cmd->add_option("--host-probe", flags.host_probe,
                   "The node's host probe (calibrate/host/host_probe.py's JSON): host costs are "
                   "carried to it (default: the calibration's, else the reference host)");
@@ -138,6 +166,32 @@ workload::TrainingOptions step_options(const StepFlags& a, const workload::Model
   o.compute =
       a.compute == "work" ? workload::ComputeSource::work : workload::ComputeSource::measured;
   o.measurement = a.measurement;
+  o.parallel.tp = a.tp;
+  o.parallel.pp = a.pp;
+  o.parallel.sequence_parallel = a.sequence_parallel;
+  if (a.sequence_parallel && a.tp < 2)
+    throw InputError("flag '--sequence-parallel': applies with --tp 2 or more");
+  o.parallel.schedule = a.schedule == "gpipe"  ? workload::PipelineSchedule::gpipe
+                        : a.schedule == "1f1b" ? workload::PipelineSchedule::one_f_one_b
+                                               : workload::PipelineSchedule::interleaved;
+  o.parallel.virtual_stages = a.virtual_stages;
+  o.parallel.order = a.order;
+  o.parallel.megatron = a.tp_impl == "megatron";
+  if (!a.pp_blocks.empty()) {
+    std::stringstream in(a.pp_blocks);
+    for (std::string part; std::getline(in, part, ',');) {
+      char* end = nullptr;
+      const long n = std::strtol(part.c_str(), &end, 10);
+      if (part.empty() || *end != '\0' || n < 1 || n > (1 << 20))
+        throw InputError("flag '--pp-blocks': '" + part + "' is not a count of blocks >= 1");
+      o.parallel.blocks_per_stage.push_back(static_cast<int>(n));
+    }
+  }
+  if (o.parallel.any() && workload::sharded(o.strategy))
+    throw InputError(
+        "flag '--tp': tensor and pipeline parallelism run beside --strategy ddp "
+        "(Megatron's data parallelism); " +
+        a.strategy + " beside them is not modelled yet");
   if (!a.host_probe.empty()) {
     const cal::NodeHost h = cal::read_host_probe_file(a.host_probe, "--host-probe file");
     system::set_host(o, h, "host probe " + h.file);

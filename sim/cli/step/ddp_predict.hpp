@@ -37,6 +37,14 @@ struct StepFlags {
   std::string compute = "measured";
   std::string measurement;
   std::string host_probe;  // --host-probe FILE
+  // Tensor and pipeline parallelism (workload::ModelParallelOptions).
+  int tp = 1, pp = 1;
+  bool sequence_parallel = false;
+  std::string schedule = "1f1b";
+  int virtual_stages = 1;
+  std::string pp_blocks;  // --pp-blocks 9,8,8,7
+  std::string order = "tp,dp,pp";
+  std::string tp_impl = "pytorch";  // --tp-impl pytorch|megatron
 };
 void add_step_flags(CLI::App* cmd, StepFlags& flags);
 workload::TrainingOptions step_options(const StepFlags& flags, const workload::Model& model);

@@ -9,10 +9,36 @@
 namespace cs::cli {
 namespace {
 
+// Model replicas: every rank, or the data-parallel groups of a TP x PP layout.
+int replicas(const DdpReport& r) {
+  return r.parallel != nullptr ? r.parallel->groups.dp : r.ranks;
+}
+
 double samples_per_s(const DdpReport& r) {
   const double step_s = r.result.breakdown.step_us * 1e-6;
-  return step_s > 0 ? static_cast<double>(workload::samples_per_step(r.options)) * r.ranks / step_s
-                    : 0.0;
+  return step_s > 0
+             ? static_cast<double>(workload::samples_per_step(r.options)) * replicas(r) / step_s
+             : 0.0;
+}
+
+// The layout: degrees, order, where the TP group sits, the schedule.
+std::string layout_line(const DdpReport& r) {
+  const system::ParallelPrediction& p = *r.parallel;
+  const system::ParallelGroups& g = p.groups;
+  std::string s = "TP " + std::to_string(g.tp) + " x PP " + std::to_string(g.pp) + " x DP " +
+                  std::to_string(g.dp) + " (order " + r.options.parallel.order + ")";
+  if (g.tp > 1) {
+    s += std::string(r.options.parallel.sequence_parallel ? ", sequence parallel" : "") +
+         ", TP group on " + std::to_string(g.tp_servers) +
+         (g.tp_servers == 1 ? " server" : " servers: its collectives cross the fabric") + ", " +
+         std::to_string(p.tp_collectives) + " TP collectives per micro-batch";
+  }
+  if (g.pp > 1) {
+    s += std::string(", ") + workload::to_string(p.schedule) + ", " +
+         std::to_string(p.micro_batches) + " micro-batches, " + std::to_string(p.stages.size()) +
+         " stages";
+  }
+  return s;
 }
 
 std::string settings_line(const DdpReport& r) {
@@ -63,8 +89,14 @@ std::vector<Row> rows(const workload::StepBreakdown& b, const workload::Training
                           {"backward", "backward", b.backward_us}};
   if (o.activation_checkpointing)
     out.push_back({"recompute", "recomputed forward", b.recompute_us});
-  if (o.grad_accum > 1)
+  if (o.grad_accum > 1 && o.parallel.pp == 1)
     out.push_back({"grad_accumulate", "gradient accumulation", b.grad_accumulate_us});
+  if (o.parallel.pp > 1) {
+    out.push_back({"pipeline_bubble", "pipeline bubble", b.pipeline_bubble_us});
+    out.push_back({"dp_sync", "DP all-reduce", b.exposed_communication_us});
+    out.push_back({"optimizer", "optimizer", b.optimizer_us});
+    return out;
+  }
   const std::vector<Row> rest = {
       {"ddp_copies", fsdp ? "FSDP copies" : "DDP copies", b.ddp_copies_us},
       {"optimizer", "optimizer", b.optimizer_us},
@@ -87,6 +119,7 @@ std::string ddp_text(const DdpReport& r) {
   if (r.servers > 1) out << " on " << r.servers << " servers";
   out << "\n" << trust_line(r.options.strategy, r.ranks, r.servers) << "\n";
   out << "# " << settings_line(r) << "\n";
+  if (r.parallel != nullptr) out << "# layout: " << layout_line(r) << "\n";
   out << "# compute: " << r.plan.compute_note << "; GEMMs: " << r.compute.gemm_source << "\n";
   out << "# host: " << r.plan.host_note << "\n";
   std::snprintf(line, sizeof line,
@@ -105,15 +138,32 @@ std::string ddp_text(const DdpReport& r) {
     std::snprintf(line, sizeof line, "  %-22s %10.3f ms\n", row.label, row.us / 1e3);
     out << line;
   }
-  std::snprintf(
-      line, sizeof line,
-      "  (%s %.3f ms on %s, %.3f ms of it slowed by compute beside "
-      "it; host busy %.3f ms)\n",
-      workload::sharded(r.options.strategy) ? "all-gather and reduce-scatter" : "all-reduce",
-      b.communication_us / 1e3,
-      workload::sharded(r.options.strategy) ? "their streams" : "the NCCL stream",
-      b.communication_slowdown_us / 1e3, b.host_busy_us / 1e3);
-  out << line;
+  if (r.parallel == nullptr || r.parallel->stages.size() == 1)
+    std::snprintf(
+        line, sizeof line,
+        "  (%s %.3f ms on %s, %.3f ms of it slowed by compute beside "
+        "it; host busy %.3f ms)\n",
+        workload::sharded(r.options.strategy) ? "all-gather and reduce-scatter" : "all-reduce",
+        b.communication_us / 1e3,
+        workload::sharded(r.options.strategy) ? "their streams" : "the NCCL stream",
+        b.communication_slowdown_us / 1e3, b.host_busy_us / 1e3);
+  if (r.parallel == nullptr || r.parallel->stages.size() == 1) out << line;
+  if (r.parallel != nullptr && r.parallel->stages.size() > 1) {
+    out << "# pipeline stages (rank = stage mod " << r.parallel->groups.pp
+        << "); ms per micro-batch, TP waits included; send: activations to the next stage\n";
+    out << "#  stage   layers   forward   backward  TP waits   DP sync  optimizer   send  "
+           "in flight  memory GiB\n";
+    for (std::size_t i = 0; i < r.parallel->stages.size(); ++i) {
+      const system::StagePrediction& st = r.parallel->stages[i];
+      const double send = i < r.parallel->send_us.size() ? r.parallel->send_us[i] : 0.0;
+      std::snprintf(line, sizeof line,
+                    "  %6zu %4d-%-4d %9.3f %10.3f %9.3f %9.3f %10.3f %6.3f %10d %11.1f\n", i,
+                    st.first_layer, st.end_layer - 1, st.forward_us / 1e3, st.backward_us / 1e3,
+                    st.tp_exposed_us / 1e3, st.dp_sync_us / 1e3, st.optimizer_us / 1e3, send / 1e3,
+                    st.in_flight, st.memory.total / kGiB);
+      out << line;
+    }
+  }
   if (r.ranks > 1 && !r.result.buckets.empty()) {
     out << "# buckets in launch order; times in ms from the step's start; alone: the all-reduce "
            "without compute beside it\n";
@@ -148,6 +198,20 @@ nlohmann::json ddp_json(const DdpReport& r) {
   if (r.options.grad_accum > 1) out["grad_accum"] = r.options.grad_accum;
   if (r.options.sync_every_micro) out["sync_every_micro_batch"] = true;
   if (r.options.activation_checkpointing) out["activation_checkpointing"] = true;
+  if (r.parallel != nullptr) {
+    const system::ParallelGroups& g = r.parallel->groups;
+    out["layout"] = {{"tp", g.tp},
+                     {"pp", g.pp},
+                     {"dp", g.dp},
+                     {"order", r.options.parallel.order},
+                     {"sequence_parallel", r.options.parallel.sequence_parallel},
+                     {"tp_servers", g.tp_servers}};
+    if (g.pp > 1) {
+      out["layout"]["schedule"] = workload::to_string(r.parallel->schedule);
+      out["layout"]["micro_batches"] = r.parallel->micro_batches;
+      out["layout"]["virtual_stages"] = r.options.parallel.virtual_stages;
+    }
+  }
   out["compute"] = r.plan.compute_note;
   out["host"] = r.plan.host_note;
   out["measurement"] = r.plan.measurement;

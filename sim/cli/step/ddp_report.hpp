@@ -29,6 +29,7 @@ struct DdpReport {
   const std::vector<LinkLoad>* links = nullptr;  // the busiest links, for the trace
   int fsdp_units = 0;  // FSDP2's units (the root and the blocks), with --strategy fsdp
   workload::FsdpOptions fsdp_options;  // as the step ran them (shard group, replicas)
+  const system::ParallelPrediction* parallel = nullptr;  // with --tp or --pp
 };
 
 std::string ddp_text(const DdpReport& r);

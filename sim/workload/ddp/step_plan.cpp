@@ -315,6 +315,15 @@ const Measurement* pick_measurement(const Model& model, const TrainingOptions& o
   return best;
 }
 
+double work_at_measurement(const Model& model, const Measurement& m, const std::vector<Op>& ops,
+                           bool backward, const std::string& gpu, const GpuCompute& compute) {
+  const RecordedAt& rec = model.recorded_at;
+  const WorkScale s =
+      scale_between(model, rec.batch, rec.seq, rec.precision, m.batch, m.seq, m.precision);
+  return work_us(ops, s, backward,
+                 m.gpu == gpu ? compute : gpu_compute_priors(datasheet_of(m.gpu)));
+}
+
 std::vector<std::uint8_t> recomputed_layers(const Model& model) {
   std::vector<int> last(model.blocks.size(), -1);  // per block: its last layer saving activations
   for (std::size_t i = 0; i < model.layers.size(); ++i) {

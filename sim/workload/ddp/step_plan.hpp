@@ -27,8 +27,9 @@ struct TrainingOptions {
   double momentum = 0;  // SGD's; > 0 keeps a momentum buffer per parameter
   bool input_pinned = true;
   Strategy strategy = Strategy::ddp;
-  DdpOptions ddp;    // DDP's own options (with Strategy::ddp)
-  FsdpOptions fsdp;  // FSDP2's (with Strategy::fsdp)
+  DdpOptions ddp;                 // DDP's own options (with Strategy::ddp)
+  FsdpOptions fsdp;               // FSDP2's (with Strategy::fsdp)
+  ModelParallelOptions parallel;  // tensor and pipeline parallelism beside it
   // Gradient accumulation: micro-batches of `batch` per optimizer step, the gradients
   // synchronised in the last (DDP's no_sync(), FSDP2's set_requires_gradient_sync(False)).
   int grad_accum = 1;
@@ -65,6 +66,14 @@ TrainingOptions default_options(const Model& model);
 struct LayerTasks {
   Task forward, backward;
   std::vector<int> params;  // indices in model.parameters() order
+};
+
+// Collectives inside the model's computation (tensor parallelism's, workload/parallel/), around
+// one layer: each on the in-layer stream after the compute stream's work so far, the compute
+// stream's next kernel waiting for it (on the critical path).
+struct LayerCollectives {
+  std::vector<CollectiveKernel> forward_before, forward_after, backward_before, backward_after;
+  double forward_host_us = 0, backward_host_us = 0;  // host work before its forward / backward
 };
 
 struct StepPlan {
@@ -122,6 +131,10 @@ struct StepPlan {
   // from backward at accumulate_host_us.
   std::vector<double> accumulate_us;
   double accumulate_host_us = 0;
+  // Per layer, empty for none: the collectives around it (LayerCollectives), each launched after
+  // layer_collective_host_us of host work.
+  std::vector<LayerCollectives> layer_collectives;
+  double layer_collective_host_us = 0;
 };
 
 // Which layers non-reentrant activation checkpointing runs again in backward, per layer of
@@ -137,6 +150,12 @@ std::vector<std::uint8_t> recomputed_layers(const Model& model);
 // that precision, else none. Throws InputError for an id the model does not have.
 const Measurement* pick_measurement(const Model& model, const TrainingOptions& options,
                                     const std::string& gpu);
+
+// The work model's time of `ops` as measurement `m` ran them: at its batch, sequence and precision
+// on its GPU (`compute` when that is `gpu`, else the GPU's datasheet priors). What a measured
+// layer time is scaled from when the layer's work changes (a tensor-parallel shard).
+double work_at_measurement(const Model& model, const Measurement& m, const std::vector<Op>& ops,
+                           bool backward, const std::string& gpu, const GpuCompute& compute);
 
 // The step's tasks on one GPU of `gpu_model`, with the input copy time given by the caller (it
 // depends on where the GPU sits in the topology).

@@ -35,6 +35,8 @@ class DdpProgram {
                3 * plan.grad_bytes.size() + 2 * plan.buckets.size() + 8);
     compute_ = g_.add_stream("compute stream", StreamKind::compute);
     nccl_ = g_.add_stream("NCCL stream", StreamKind::communication);
+    if (!plan.layer_collectives.empty())
+      in_layer_ = g_.add_stream("tensor-parallel stream", StreamKind::communication);
     launch_us_ = plan.layers.empty() ? 0.0 : plan.layers.front().forward.host_us_per_kernel;
   }
 
@@ -42,7 +44,9 @@ class DdpProgram {
     for (int micro = 0; micro < plan_.micro_batches; ++micro) {
       input();
       forward();
+      if (micro == 0) out_.forward_last = g_.nodes().empty() ? -1 : last_node();
       backward(micro);
+      if (micro == 0) out_.backward_last = g_.nodes().empty() ? -1 : last_node();
       if (synchronised(micro) && !plan_.buckets.empty()) copy_back();
     }
     g_.kernels_ref(compute_, plan_.optimizer, "optimizer", std::exchange(pending_, {}));
@@ -92,19 +96,46 @@ class DdpProgram {
       g_.collective(nccl_, std::move(k), launch_us_, before);
       waits = {g_.record(nccl_)};
     }
-    for (const LayerTasks& layer : plan_.layers) {
-      if (!has_kernels(layer.forward)) continue;
-      g_.kernels_ref(compute_, layer.forward, "forward", std::exchange(waits, {}));
+    for (std::size_t i = 0; i < plan_.layers.size(); ++i) {
+      const LayerTasks& layer = plan_.layers[i];
+      in_layer(i, &LayerCollectives::forward_before, waits);
+      if (has_kernels(layer.forward))
+        g_.kernels_ref(compute_, layer.forward, "forward", std::exchange(waits, {}));
+      in_layer(i, &LayerCollectives::forward_after, waits);
     }
+    pending_ = std::move(waits);
   }
+
+  // The collectives around layer `i` (LayerCollectives's `which`), on the in-layer stream after
+  // the compute stream's work so far and `waits`; `waits` becomes the event after them.
+  void in_layer(std::size_t i, std::vector<CollectiveKernel> LayerCollectives::*which,
+                std::vector<EventId>& waits) {
+    if (plan_.layer_collectives.empty()) return;
+    const LayerCollectives& around = plan_.layer_collectives[i];
+    if (which == &LayerCollectives::forward_before && around.forward_host_us > 0)
+      g_.host_work("DTensor dispatch (forward)", "tp_host", around.forward_host_us);
+    if (which == &LayerCollectives::backward_before && around.backward_host_us > 0)
+      g_.host_work("DTensor dispatch (backward)", "tp_host", around.backward_host_us);
+    const std::vector<CollectiveKernel>& list = around.*which;
+    if (list.empty()) return;
+    std::vector<EventId> before = std::exchange(waits, {});
+    before.push_back(g_.record(compute_));
+    for (const CollectiveKernel& k : list)
+      g_.collective(in_layer_, k, plan_.layer_collective_host_us, std::exchange(before, {}));
+    waits.push_back(g_.record(in_layer_));
+  }
+
+  NodeId last_node() const { return static_cast<NodeId>(g_.nodes().size()) - 1; }
 
   // Activation checkpointing: entering block b's backward, its forward runs again (the first
   // saved tensor unpacked in it recomputes the block, non-reentrant checkpoint).
   void recompute(int block) {
     for (std::size_t i = 0; i < plan_.layers.size(); ++i) {
-      if (plan_.layer_block[i] == block && plan_.recomputed[i] != 0 &&
-          has_kernels(plan_.layers[i].forward))
-        g_.kernels_ref(compute_, plan_.layers[i].forward, "recompute");
+      if (plan_.layer_block[i] != block || plan_.recomputed[i] == 0) continue;
+      in_layer(i, &LayerCollectives::forward_before, pending_);
+      if (has_kernels(plan_.layers[i].forward))
+        g_.kernels_ref(compute_, plan_.layers[i].forward, "recompute", std::exchange(pending_, {}));
+      in_layer(i, &LayerCollectives::forward_after, pending_);
     }
   }
 
@@ -130,7 +161,9 @@ class DdpProgram {
           recompute(plan_.layer_block[k]);
         block = plan_.layer_block[k];
       }
-      g_.kernels_ref(compute_, layer.backward, "backward");
+      in_layer(k, &LayerCollectives::backward_before, pending_);
+      g_.kernels_ref(compute_, layer.backward, "backward", std::exchange(pending_, {}));
+      in_layer(k, &LayerCollectives::backward_after, pending_);
       for (auto p = layer.params.rbegin(); p != layer.params.rend(); ++p) {
         const auto i = static_cast<std::size_t>(*p);
         if (micro > 0) {
@@ -193,7 +226,7 @@ class DdpProgram {
   const StepPlan& plan_;
   DdpStepGraph& out_;
   StepGraph& g_;
-  StreamId compute_ = -1, nccl_ = -1;
+  StreamId compute_ = -1, nccl_ = -1, in_layer_ = -1;
   double launch_us_ = 0;
   std::vector<int> bucket_of_, missing_;
   std::vector<EventId> pending_;  // the next compute kernel waits for these

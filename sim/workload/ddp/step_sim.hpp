@@ -33,6 +33,8 @@ struct StepBreakdown {
   double overlap_slowdown_us = 0;        // compute stretched by all-reduces holding SMs
   double recompute_us = 0;               // activation checkpointing: forward again in backward
   double grad_accumulate_us = 0;         // gradients added into the kept ones (accumulation)
+  // A pipeline (workload/parallel/): its last rank's waits between its micro-batches' tasks.
+  double pipeline_bubble_us = 0;
 };
 
 struct BucketTiming {
@@ -61,6 +63,9 @@ StepBreakdown breakdown_of(const Execution& x, const std::string& copies);
 struct DdpStepGraph {
   StepGraph graph;
   std::vector<NodeId> bucket_nodes;
+  // The first micro-batch's last forward node and last backward node (-1 for none): where a
+  // pipeline stage's forward and backward end.
+  NodeId forward_last = -1, backward_last = -1;
 };
 DdpStepGraph ddp_step_graph(const StepPlan& plan);
 

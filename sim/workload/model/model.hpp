@@ -131,6 +131,31 @@ struct Op {
   }
 };
 
+// How tensor parallelism (Megatron-LM's scheme) splits a layer over a TP group: a column-parallel
+// Linear splits its output features (its input gathered: the group's all-reduce in backward), a
+// row-parallel one its input features (an all-reduce of its output in forward); what runs between
+// a column and the next row layer (attention's core, the MLP's activation) works on its shard;
+// a vocab-parallel embedding splits the vocabulary (an all-reduce of its output); replicated
+// layers (norms, residual adds, dropout) run whole on every rank, or on 1 / TP of the sequence
+// with sequence parallelism. `split` names a layer that works on its shard with no collective of
+// its own. workload/parallel/README.md gives the default rule by name.
+enum class TpRole { replicated, column, row, split, vocab };
+inline const char* to_string(TpRole r) {
+  switch (r) {
+    case TpRole::replicated:
+      return "replicated";
+    case TpRole::column:
+      return "column";
+    case TpRole::row:
+      return "row";
+    case TpRole::split:
+      return "split";
+    case TpRole::vocab:
+      return "vocab";
+  }
+  return "?";
+}
+
 // Measured GPU time of one layer (sums of its kernels' times) under one Measurement.
 struct LayerMeasured {
   double forward_us = 0, backward_us = 0;
@@ -145,6 +170,7 @@ struct Layer {
   std::vector<Op> forward, backward;
   std::map<std::string, LayerMeasured> measured;  // by measurement id
   int block = -1;  // the index in Model::blocks of the block it belongs to; -1: the root's
+  std::optional<TpRole> tp;  // the model file's `tp:`; absent: the default rule by name
 };
 
 // A unit of the model that a parallelism wraps or splits whole (a transformer block, a ResNet

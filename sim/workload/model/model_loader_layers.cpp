@@ -87,9 +87,9 @@ std::map<std::string, LayerMeasured> parse_measured(const Fields& layer, const M
 // One layer entry; `repeat` is the count of the enclosing repeat block, 0 outside one.
 ParsedLayer parse_layer(const YAML::Node& node, const SourceLoc& where, const ModelContext& ctx,
                         long long repeat) {
-  const Fields f(
-      node, "layer entry", "layers", ctx.file, where,
-      {"name", "params", "buffers", "activations", "forward", "backward", "measured", "repeat"});
+  const Fields f(node, "layer entry", "layers", ctx.file, where,
+                 {"name", "params", "buffers", "activations", "forward", "backward", "measured",
+                  "repeat", "tp"});
   ParsedLayer out;
   Layer& layer = out.layer;
   layer.name = name_text(f, "name");
@@ -118,6 +118,11 @@ ParsedLayer parse_layer(const YAML::Node& node, const SourceLoc& where, const Mo
   layer.forward = parse_ops(f, "forward", ctx, layer.params);
   layer.backward = parse_ops(f, "backward", ctx, layer.params);
   layer.measured = parse_measured(f, ctx);
+  if (f.has("tp")) {
+    layer.tp =
+        choice(f, "tp", "tensor-parallel role",
+               {TpRole::replicated, TpRole::column, TpRole::row, TpRole::split, TpRole::vocab});
+  }
   return out;
 }
 

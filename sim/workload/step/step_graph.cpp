@@ -141,6 +141,18 @@ NodeId StepGraph::blocking_copy(StreamId stream, std::string name, std::string_v
   return last_node();
 }
 
+const char* to_string(PipelineSchedule s) {
+  switch (s) {
+    case PipelineSchedule::gpipe:
+      return "gpipe";
+    case PipelineSchedule::one_f_one_b:
+      return "1f1b";
+    case PipelineSchedule::interleaved:
+      return "interleaved-1f1b";
+  }
+  return "?";
+}
+
 const char* to_string(Strategy s) {
   return s == Strategy::hsdp ? "hsdp" : s == Strategy::fsdp ? "fsdp" : "ddp";
 }

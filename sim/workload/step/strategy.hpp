@@ -2,6 +2,9 @@
 // are workload/ddp/buckets.hpp's DdpOptions). Held in TrainingOptions beside the training's.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "workload/model/model.hpp"
 
 namespace cs::workload {
@@ -21,6 +24,30 @@ struct FsdpOptions {
   bool reshard_after_forward = true;  // fully_shard's default; the root never reshards
   Dtype param_dtype = Dtype::bf16;    // MixedPrecisionPolicy(param_dtype): what is all-gathered
   Dtype reduce_dtype = Dtype::fp32;   // MixedPrecisionPolicy(reduce_dtype): what is reduced
+};
+
+// Pipeline schedules (workload/parallel/pipeline.hpp runs them).
+enum class PipelineSchedule { gpipe, one_f_one_b, interleaved };
+const char* to_string(PipelineSchedule s);
+
+// Megatron-style model parallelism beside the data-parallel strategy: tensor parallelism over
+// `tp` ranks (sequence parallelism optional), a pipeline of `pp` stages; the data-parallel
+// degree is what the ranks leave. `order` places them on the ranks, innermost first (Megatron's
+// default: tensor, data, pipeline).
+struct ModelParallelOptions {
+  int tp = 1;
+  int pp = 1;
+  bool sequence_parallel = false;
+  PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+  int virtual_stages = 1;             // model chunks per pipeline rank (interleaved 1F1B)
+  std::vector<int> blocks_per_stage;  // --pp-blocks; empty: the blocks split evenly
+  std::string order = "tp,dp,pp";
+  // Whose tensor parallelism: PyTorch's (parallelize_module over DTensors: each column Linear
+  // reduces its own input gradient, in the autocast dtype of the residual stream, and DTensor's
+  // dispatch costs host time per op) or Megatron-LM's (fused layers, bf16 activations, no
+  // DTensor). workload/parallel/README.md.
+  bool megatron = false;
+  bool any() const { return tp > 1 || pp > 1; }
 };
 
 }  // namespace cs::workload
