@@ -226,9 +226,10 @@ TensorParallel plan_tensor_parallel(const Model& model, int tp, bool sequence_pa
   const double tokens = static_cast<double>(options.batch) * *options.seq;
   const double act = options.precision == Precision::fp32 ? 4.0 : 2.0;
   const double activation = tokens * out.hidden * act;
-  // Under PyTorch's autocast the residual stream is fp32: the embedding's output, and every
-  // gradient flowing into the stream (the column layers' input gradients; with sequence
-  // parallelism the gradients of the row layers' outputs too); Megatron's are bf16.
+  // Under PyTorch's autocast the residual stream is fp32: the embedding's output, the norms'
+  // outputs a column region gathers (sequence parallelism) and the gradients flowing into the
+  // stream (the column layers' input gradients); Megatron's are bf16. (The counts and dtypes of
+  // calibrate/data/h200x4-r11-parallel's profiles.)
   const double stream = megatron ? activation : tokens * out.hidden * 4.0;
   const auto add = [&out](TpOp op, double bytes, std::string name) {
     TpCollective c;
@@ -265,7 +266,9 @@ TensorParallel plan_tensor_parallel(const Model& model, int tp, bool sequence_pa
       case TpRole::row:  // Megatron's g: all-reduce of the output, identity backward
         c.forward_after.push_back(
             add(sp ? TpOp::reduce_scatter : TpOp::all_reduce, activation, name + " output"));
-        if (sp) c.backward_before.push_back(add(TpOp::all_gather, stream, name + " gradient"));
+        // (its output's gradient arrives in the dtype of the output: bf16 under autocast)
+        if (sp)
+          c.backward_before.push_back(add(TpOp::all_gather, activation, name + " gradient"));
         in_region = false;
         break;
       case TpRole::vocab:  // the vocabulary-parallel embedding: partial rows summed
