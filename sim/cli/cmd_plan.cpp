@@ -281,6 +281,7 @@ void run_plan(const PlanArgs& a) {
   StepFlags flags = a.step;
   if (auto_strategy) flags.strategy = "ddp";
   const workload::TrainingOptions options = step_options(flags, model);
+  refuse_model_parallel(options, "plan");
 
   std::vector<plan::Candidate> candidates;
   std::map<std::string, bool> templates;

@@ -118,6 +118,7 @@ Point predict_point(const topo::Cluster& cluster, const workload::Model& model,
 
 Scaled scale_one(const std::string& path, const workload::Model& model, const ScaleArgs& a) {
   const workload::TrainingOptions base = step_options(a.step, model);
+  refuse_model_parallel(base, "scale");
   Scaled out;
   std::vector<Point>& points = out.points;
   if (!a.nodes.empty()) {

@@ -185,6 +185,7 @@ std::vector<std::string> SweepPoints::run_ddp(const std::map<std::string, std::s
   StepFlags flags = step_flags(at);
   if (!flags.host_probe.empty()) flags.host_probe = path_of(flags.host_probe);
   const workload::TrainingOptions options = step_options(flags, model);
+  refuse_model_parallel(options, "sweep");
   std::vector<int> ranks(c->ranks.size());
   for (std::size_t r = 0; r < ranks.size(); ++r) ranks[r] = static_cast<int>(r);
   const DdpPrediction p = predict_ddp(*c, model, options, ranks, nullptr);
@@ -234,6 +235,7 @@ std::vector<std::string> SweepPoints::run_plan(const std::map<std::string, std::
   StepFlags flags = step_flags(at);
   if (!flags.host_probe.empty()) flags.host_probe = path_of(flags.host_probe);
   const workload::TrainingOptions options = step_options(flags, model);
+  refuse_model_parallel(options, "sweep");
   const std::shared_ptr<const topo::Cluster> resized = cluster(at.at("topology"), servers_of(at));
   plan::Candidate c = predict_candidate(*resized, std::stoi(axis_or(at, "global_batch", "0")),
                                         model, options, sweep_.prices);

@@ -53,6 +53,10 @@ TEST_CASE("clustersim ddp matches its golden outputs") {
            "-n 2 --batch 8 --strategy fsdp --grad-accum 4 --activation-checkpointing --json"},
       {"llama-1b-dgx-h200-n2-accum2-ac.txt", topo("dgx-h200.yaml") + model("llama-1b.yaml") +
                                                  "-n 2 --grad-accum 2 --activation-checkpointing"},
+      {"llama-3.1-8b-2node-tp4-pp2.txt", topo("dgx-h100-2node.yaml") + model("llama-3.1-8b.yaml") +
+                                             "--nodes 2 --batch 1 --tp 4 --pp 2 --grad-accum 8"},
+      {"llama-1b-dgx-h200-tp2-sp.json",
+       topo("dgx-h200.yaml") + model("llama-1b.yaml") + "-n 0-3 --tp 2 --sequence-parallel --json"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.golden);
@@ -318,4 +322,28 @@ TEST_CASE("--strategy fsdp runs through scale and plan, and their headers say so
   const cs::test::CommandResult d2 =
       ddp(topo("dgx-h100-16node.yaml") + model("llama-1b.yaml") + "--nodes 1");
   CHECK(d.output != d2.output);
+}
+
+TEST_CASE("clustersim ddp refuses a layout the ranks or the model do not allow, naming the flag") {
+  const std::string llama = topo("dgx-h100.yaml") + model("llama-3.1-8b.yaml") + "--batch 1 ";
+  cs::test::CommandResult r = ddp(llama + "-n 0-7 --tp 3");
+  CHECK(r.status == 2);
+  CHECK(r.output.find("flag '--tp': --tp 3 x --pp 1 = 3 GPUs per model replica do not divide "
+                      "the 8 ranks") != std::string::npos);
+  r = ddp(llama + "-n 0-5 --tp 6");
+  CHECK(r.status == 2);
+  CHECK(r.output.find("flag '--tp': 6 does not divide the 32 attention heads") !=
+        std::string::npos);
+  r = ddp(llama +
+          "-n 0-7 --tp 2 --pp 4 --schedule interleaved-1f1b --virtual-stages 2 "
+          "--grad-accum 6");
+  CHECK(r.status == 2);
+  CHECK(r.output.find("flag '--grad-accum'") != std::string::npos);
+  r = ddp(llama + "-n 0-7 --pp 8 --pp-blocks 4,4");
+  CHECK(r.status == 2);
+  CHECK(r.output.find("flag '--pp-blocks'") != std::string::npos);
+  r = cs::test::run_command("'" + std::string(CLUSTERSIM_BINARY) + "' scale " +
+                            topo("dgx-h100.yaml") + model("gpt2.yaml") + "--tp 2 2>&1");
+  CHECK(r.status == 2);
+  CHECK(r.output.find("scale does not take --tp or --pp yet") != std::string::npos);
 }

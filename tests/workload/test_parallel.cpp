@@ -134,8 +134,9 @@ TEST_CASE("TP=2 shards the GEMMs' non-hidden dimension, the parameters and the a
   CHECK(s.layers[0].activation_bytes == 2 << 20);
 }
 
-TEST_CASE("TP=2 with sequence parallelism: all-gather before the column, reduce-scatter after "
-          "the row, and their mirrors in backward") {
+TEST_CASE(
+    "TP=2 with sequence parallelism: all-gather before the column, reduce-scatter after "
+    "the row, and their mirrors in backward") {
   const Model m = mlp_block();
   const TensorParallel tp = plan_tensor_parallel(m, 2, true, options_of(m));
   REQUIRE(tp.collectives.size() == 4);
@@ -243,8 +244,8 @@ TEST_CASE("Interleaved 1F1B runs every chunk's micro-batches and needs groups of
   half.send_us.assign(3, 0.0);
   PipelineTimes whole = even_stages(2);
   const double interleaved = run_pipeline(order, half).step_us;
-  const double plain = run_pipeline(pipeline_order(PipelineSchedule::one_f_one_b, 2, 1, 4), whole)
-                           .step_us;
+  const double plain =
+      run_pipeline(pipeline_order(PipelineSchedule::one_f_one_b, 2, 1, 4), whole).step_us;
   // 1F1B: (4 + 1) x 3 = 15 us; interleaved: 12 us of work per rank and a bubble of (p - 1) / v
   // slots of 3 us = 1.5 us.
   CHECK(plain == doctest::Approx(15));
@@ -277,12 +278,12 @@ TEST_CASE("TP4 x PP2 x DP2 on two 8-GPU servers: TP and DP on NVLink, the pipeli
   CHECK(wide.tp_group == std::vector<int>{0, 4, 8, 12});
   CHECK(wide.tp_servers == 2);
   o.tp = 3;
-  CHECK_THROWS_WITH_AS(system::place_ranks(cluster, ranks, o),
-                       doctest::Contains("flag '--tp'"), InputError);
+  CHECK_THROWS_WITH_AS(system::place_ranks(cluster, ranks, o), doctest::Contains("flag '--tp'"),
+                       InputError);
   o.tp = 4;
   o.order = "tp,pp";
-  CHECK_THROWS_WITH_AS(system::place_ranks(cluster, ranks, o),
-                       doctest::Contains("flag '--order'"), InputError);
+  CHECK_THROWS_WITH_AS(system::place_ranks(cluster, ranks, o), doctest::Contains("flag '--order'"),
+                       InputError);
 }
 
 }  // namespace

@@ -19,4 +19,6 @@ models=$root/models
 "$bin" ddp --topology "$topo/dgx-h200.yaml" --model "$models/gpt2.yaml" -n 2 --batch 8 --strategy fsdp > "$out/gpt2-dgx-h200-n2-fsdp.txt"
 "$bin" ddp --topology "$topo/dgx-h200.yaml" --model "$models/gpt2.yaml" -n 2 --batch 8 --strategy fsdp --grad-accum 4 --activation-checkpointing --json > "$out/gpt2-dgx-h200-n2-fsdp-accum4-ac.json"
 "$bin" ddp --topology "$topo/dgx-h200.yaml" --model "$models/llama-1b.yaml" -n 2 --grad-accum 2 --activation-checkpointing > "$out/llama-1b-dgx-h200-n2-accum2-ac.txt"
+"$bin" ddp --topology "$topo/dgx-h100-2node.yaml" --model "$models/llama-3.1-8b.yaml" --nodes 2 --batch 1 --tp 4 --pp 2 --grad-accum 8 > "$out/llama-3.1-8b-2node-tp4-pp2.txt"
+"$bin" ddp --topology "$topo/dgx-h200.yaml" --model "$models/llama-1b.yaml" -n 0-3 --tp 2 --sequence-parallel --json > "$out/llama-1b-dgx-h200-tp2-sp.json"
 echo "refreshed $(ls "$out" | grep -v refresh.sh | tr '\n' ' ')"
