@@ -9,6 +9,7 @@
 
 #include "topology/cluster/cluster.hpp"
 #include "workload/ddp/buckets.hpp"
+#include "workload/ddp/grad_scaler.hpp"
 #include "workload/model/model.hpp"
 #include "workload/step/step_graph.hpp"
 #include "workload/step/strategy.hpp"
@@ -122,6 +123,8 @@ struct StepPlan {
   // from backward at accumulate_host_us.
   std::vector<double> accumulate_us;
   double accumulate_host_us = 0;
+  // --precision fp16: torch.amp.GradScaler's tasks (grad_scaler.hpp); not enabled otherwise.
+  GradScalerTasks grad_scaler;
 };
 
 // Which layers non-reentrant activation checkpointing runs again in backward, per layer of
@@ -166,6 +169,8 @@ inline double copy_kernel_us(double bytes, const GpuCompute& compute) {
 // Optimizer work from PyTorch's default multi-tensor (foreach) implementations on fp32
 // parameters: bytes read and written per parameter element in one step.
 double optimizer_bytes_per_element(OptimizerKind optimizer, double momentum);
+// Launches of one foreach op of `depth` tensor lists over `tensors` tensors of `elements` in all.
+int foreach_launches(int depth, int tensors, double elements);
 // Kernels the foreach ops of one step launch for `tensors` parameters of `elements` in all.
 int optimizer_kernels(OptimizerKind optimizer, double momentum, int tensors, double elements);
 
