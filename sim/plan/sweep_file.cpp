@@ -78,8 +78,8 @@ void check_value(const Axis& axis, const std::string& value, const SourceLoc& lo
     if (value.empty() || *end != '\0' || !(v > 0) || !(v < 1e6)) {
       throw InputError(loc, key, "'" + value + "' is not a bucket cap in MiB (a number above 0)");
     }
-  } else if (key == "precision" && value != "bf16" && value != "fp32") {
-    throw InputError(loc, key, "unknown precision '" + value + "'; valid: bf16, fp32");
+  } else if (key == "precision" && value != "bf16" && value != "fp32" && value != "fp16") {
+    throw InputError(loc, key, "unknown precision '" + value + "'; valid: bf16, fp32, fp16");
   } else if (key == "momentum") {
     char* end = nullptr;
     const double v = std::strtod(value.c_str(), &end);

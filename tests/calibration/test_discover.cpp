@@ -178,3 +178,58 @@ TEST_CASE("clustersim discover writes a topology file that loads, bad flags are 
   const int status = std::system(missing.c_str());
   CHECK(WEXITSTATUS(status) == 2);
 }
+
+TEST_CASE("discover names the GPUs of issue 41 as nvidia-smi prints them, with their datasheets") {
+  // Dense rates from each datasheet (topologies/README.md, "Sources"): a sparse figure halved.
+  struct Expected {
+    const char* smi;
+    const char* model;
+    const char* bf16;
+    const char* fp32;
+    const char* memory;
+    const char* bandwidth;
+    int nvlink;
+  };
+  const Expected expected[] = {
+      {"NVIDIA B200", "B200-SXM-180GB", "2250TFLOPS", "75TFLOPS", "180GB", "8TB/s", 5},
+      {"NVIDIA GB200", "GB200-186GB", "2500TFLOPS", "80TFLOPS", "186GB", "8TB/s", 5},
+      {"NVIDIA H100 PCIe", "H100-PCIe-80GB", "756.5TFLOPS", "51TFLOPS", "80GB", "2.0TB/s", 4},
+      {"NVIDIA H100 NVL", "H100-NVL-94GB", "835.5TFLOPS", "60TFLOPS", "94GB", "3.9TB/s", 4},
+      {"NVIDIA H20", "H20-96GB", "148TFLOPS", "44TFLOPS", "96GB", "4.0TB/s", 4},
+  };
+  for (const Expected& e : expected) {
+    CAPTURE(e.smi);
+    const cs::cal::KnownGpu* gpu = cs::cal::find_gpu_by_name(e.smi);
+    REQUIRE(gpu != nullptr);
+    CHECK(std::string(gpu->model) == e.model);
+    CHECK(std::string(gpu->bf16) == e.bf16);
+    CHECK(std::string(gpu->fp16) == e.bf16);  // every datasheet: FP16 tensor = BF16
+    CHECK(std::string(gpu->fp32) == e.fp32);
+    CHECK(std::string(gpu->memory) == e.memory);
+    CHECK(std::string(gpu->memory_bandwidth) == e.bandwidth);
+    CHECK(gpu->nvlink_generation == e.nvlink);
+  }
+}
+
+TEST_CASE("discover --gpu 'NVIDIA B200' on a 4-GPU NV18 board: NVLink5 x18 = 900 GB/s per GPU") {
+  // The h200x4 matrix (4 GPUs, NV18 between every pair, all on an NVSwitch) read as a B200 board:
+  // NVLink5 runs 50 GB/s per link and direction (Blackwell technical brief), 18 x 50 = 900 GB/s.
+  const auto smi = cs::cal::parse_nvidia_smi_topo(
+      cs::test::read_calibration_data("h200x4/topo-m.txt"), "topo-m.txt");
+  auto o = options("b200x4");
+  o.gpu = "NVIDIA B200";
+  const auto server = cs::cal::discover_server(smi, nullptr, o);
+  const auto cluster =
+      cs::topo::load_cluster_from_string(cs::cal::topology_yaml(server, o), "b200x4.yaml");
+  REQUIRE(cluster.gpu_models.size() == 1);
+  const auto& m = cluster.gpu_models[0];
+  CHECK(m.name == "B200-SXM-180GB");
+  CHECK(m.bf16_flops == doctest::Approx(2250e12));
+  CHECK(m.fp16_flops == doctest::Approx(2250e12));
+  CHECK(m.fp32_flops == doctest::Approx(75e12));
+  CHECK(m.memory_bytes == doctest::Approx(180e9));
+  CHECK(m.memory_bandwidth_Bps == doctest::Approx(8e12));
+  const auto nvlinks = links_of(cluster, cs::topo::LinkKind::nvlink);
+  REQUIRE(nvlinks.size() == 4);
+  for (const auto* l : nvlinks) CHECK(l->bandwidth_Bps == doctest::Approx(900e9));
+}

@@ -86,7 +86,7 @@ TEST_CASE("a sweep file that is wrong names its line and key") {
   CHECK(error_of("command: ddp\naxes:\n  topology: t\n  model: m\n  nodes: [0]\n")
             .find("key 'nodes'") != std::string::npos);
   CHECK(error_of("command: ddp\naxes:\n  topology: t\n  model: m\n  precision: fp8\n")
-            .find("s.yaml:5: key 'precision': unknown precision 'fp8'; valid: bf16, fp32") !=
+            .find("s.yaml:5: key 'precision': unknown precision 'fp8'; valid: bf16, fp32, fp16") !=
         std::string::npos);
   CHECK(error_of("command: ddp\naxes:\n  topology: t\n  model: m\n  bucket_cap_mb: 0\n")
             .find("key 'bucket_cap_mb': '0' is not a bucket cap") != std::string::npos);

@@ -35,6 +35,7 @@ const std::vector<Shipped> kShipped = {
     {"dgx-a100.yaml", 8, 8, 1, "", 0, 0},
     {"dgx-h100.yaml", 8, 8, 1, "", 0, 0},
     {"dgx-h200.yaml", 8, 8, 1, "", 0, 0},
+    {"dgx-b200.yaml", 8, 8, 1, "", 0, 0},
     {"h200-4gpu.yaml", 4, 0, 1, "", 0, 0},
     {"aws-p4d.24xlarge.yaml", 8, 4, 1, "fat_tree", 1, 0},
     {"aws-p5.48xlarge.yaml", 8, 32, 1, "fat_tree", 1, 0},
@@ -98,6 +99,32 @@ TEST_CASE("DGX H100: every GPU has NVLink4 x18 = 450 GB/s to the NVSwitch and on
   // PCIe Gen5 x16: 32 GT/s x 16 x 128/130 / 8 = 63.015 GB/s.
   CHECK(c.links[8].label == "PCIe Gen5 x16");
   CHECK(c.links[8].bandwidth_Bps == doctest::Approx(63.015e9).epsilon(1e-4));
+}
+
+TEST_CASE("DGX B200: the B200's datasheet figures and NVLink5 x18 = 900 GB/s to the NVSwitch") {
+  const Cluster c = load_cluster(std::string(CLUSTERSIM_SOURCE_DIR) + "/topologies/dgx-b200.yaml");
+  // Per GPU from the HGX B200 / DGX B200 figures for 8 GPUs: BF16 = FP16 tensor 36 PFLOPS sparse
+  // -> 4.5 sparse -> 2.25 PFLOPS dense; FP32 600 / 8 = 75 TFLOPS; 1,440 / 8 = 180 GB; 64 / 8 =
+  // 8 TB/s.
+  REQUIRE(c.gpu_models.size() == 1);
+  const GpuModel& m = c.gpu_models[0];
+  CHECK(m.name == "B200-SXM-180GB");
+  CHECK(m.bf16_flops == doctest::Approx(2250e12));
+  CHECK(m.fp16_flops == doctest::Approx(2250e12));
+  CHECK(m.fp32_flops == doctest::Approx(75e12));
+  CHECK(m.memory_bytes == doctest::Approx(180e9));
+  CHECK(m.memory_bandwidth_Bps == doctest::Approx(8e12));
+  const int nvswitch = c.find_node("node0/nvswitch");
+  REQUIRE(nvswitch >= 0);
+  int nvlinks = 0;
+  for (const auto& l : c.links) {
+    if (l.kind != LinkKind::nvlink) continue;
+    ++nvlinks;
+    CHECK(l.b == nvswitch);
+    CHECK(l.label == "NVLink5 x18");
+    CHECK(l.bandwidth_Bps == doctest::Approx(900e9));  // 18 x 50 GB/s: 1.8 TB/s both ways
+  }
+  CHECK(nvlinks == 8);
 }
 
 TEST_CASE("the 128-node fat tree: per-layer bandwidth is equal at 1:1") {

@@ -128,8 +128,10 @@ TEST_CASE("clustersim ddp refuses a batch that does not fit, naming the largest 
 
 TEST_CASE("clustersim ddp: bad flags exit 2 with one line") {
   const std::string base = topo("dgx-h100.yaml") + model("gpt2.yaml");
-  cs::test::check_bad_input(ddp(base + "--precision fp16"),
-                            "key 'precision': unknown precision 'fp16'; valid: bf16, fp32");
+  cs::test::check_bad_input(ddp(base + "--precision fp8"),
+                            "key 'precision': unknown precision 'fp8'; valid: bf16, fp32, fp16");
+  cs::test::check_bad_input(ddp(base + "--precision fp16 --strategy fsdp"),
+                            "key 'precision': fp16 (GradScaler) goes only with --strategy ddp");
   cs::test::check_bad_input(ddp(base + "--optimizer lamb"),
                             "key 'optimizer': unknown optimizer 'lamb'; valid: sgd, adamw");
   cs::test::check_bad_input(ddp(base + "--compute guess"),

@@ -46,7 +46,8 @@ void add_step_flags(CLI::App* cmd, StepFlags& flags) {
   cmd->add_flag("--activation-checkpointing", flags.activation_checkpointing,
                 "Each block of the model in checkpoint_wrapper (non-reentrant): its forward runs "
                 "again in backward, only its input kept");
-  cmd->add_option("--precision", flags.precision, "bf16 (autocast) or fp32");
+  cmd->add_option("--precision", flags.precision,
+                  "bf16 (autocast), fp16 (autocast with GradScaler) or fp32");
   cmd->add_option("--optimizer", flags.optimizer, "sgd or adamw");
   cmd->add_option("--momentum", flags.momentum,
                   "SGD's momentum, >= 0 (default: the model file's; PyTorch's default is 0)")
@@ -111,10 +112,12 @@ workload::TrainingOptions step_options(const StepFlags& a, const workload::Model
     o.seq = a.seq;
   }
   if (!a.precision.empty()) {
-    if (a.precision != "bf16" && a.precision != "fp32")
+    if (a.precision != "bf16" && a.precision != "fp32" && a.precision != "fp16")
       throw InputError("key 'precision': unknown precision '" + a.precision +
-                       "'; valid: bf16, fp32");
-    o.precision = a.precision == "bf16" ? workload::Precision::bf16 : workload::Precision::fp32;
+                       "'; valid: bf16, fp32, fp16");
+    o.precision = a.precision == "bf16"   ? workload::Precision::bf16
+                  : a.precision == "fp16" ? workload::Precision::fp16
+                                          : workload::Precision::fp32;
   }
   if (!a.optimizer.empty()) {
     if (a.optimizer != "sgd" && a.optimizer != "adamw")
@@ -142,6 +145,11 @@ workload::TrainingOptions step_options(const StepFlags& a, const workload::Model
     throw InputError(
         "key 'strategy': --reshard-after-forward, --param-dtype and --reduce-dtype apply only to "
         "--strategy fsdp or hsdp");
+  // FSDP2 with fp16 needs ShardedGradScaler, whose found_inf all-reduce is not modelled.
+  if (workload::sharded(o.strategy) && o.precision == workload::Precision::fp16)
+    throw InputError(
+        "key 'precision': fp16 (GradScaler) goes only with --strategy ddp; FSDP's "
+        "ShardedGradScaler is not modelled");
   if (a.shard_degree > 0 && o.strategy != workload::Strategy::hsdp)
     throw InputError("key 'shard-degree': applies only to --strategy hsdp");
   o.fsdp.shard_degree = a.shard_degree;

@@ -25,11 +25,13 @@ std::vector<LayerMemory> layer_memory(const Model& model, const TrainingOptions&
   const double fs = model.recorded_at.seq && options.seq
                         ? static_cast<double>(*options.seq) / *model.recorded_at.seq
                         : 1.0;
-  const double fp = options.precision == model.recorded_at.precision
-                        ? 1.0
-                        : (options.precision == Precision::fp32 ? 2.0 : 0.5);
-  // Autocast's bf16 copies of fp32 weights, saved by their GEMMs (recorded in bf16 only).
+  const double fp =
+      precision_bytes(options.precision) / precision_bytes(model.recorded_at.precision);
+  // Autocast's bf16 copies of fp32 weights, saved by their GEMMs (recorded in bf16 only; fp16
+  // autocast keeps fp16 copies of the same size). GradScaler's own tensors (scale, growth
+  // tracker, found_inf: a few bytes) are not counted.
   const bool casts = model.recorded_at.precision == Precision::bf16;
+  const bool half = options.precision != Precision::fp32;
   std::vector<int> first_of_block(model.blocks.size(), -1);
   std::vector<LayerMemory> out(model.layers.size());
   for (std::size_t i = 0; i < model.layers.size(); ++i) {
@@ -41,7 +43,7 @@ std::vector<LayerMemory> layer_memory(const Model& model, const TrainingOptions&
              fp;
     for (const TensorSpec& p : layer.params) m.grads += p.bytes();
     for (const Op& op : layer.forward) {
-      if (casts && op.weight >= 0 && options.precision == Precision::bf16) {
+      if (casts && op.weight >= 0 && half) {
         const TensorSpec& w = layer.params[static_cast<std::size_t>(op.weight)];
         if (w.dtype == Dtype::fp32) m.casts += static_cast<double>(w.elements) * 2;
       }

@@ -45,13 +45,16 @@ double optimizer_bytes_per_element(OptimizerKind optimizer, double momentum) {
   return momentum > 0 ? sum_bytes(kSgd) : sum_bytes(kSgdPlain);
 }
 
-int optimizer_kernels(OptimizerKind optimizer, double momentum, int tensors, double elements) {
+int foreach_launches(int depth, int tensors, double elements) {
   if (tensors == 0) return 0;
   const double chunks = std::ceil(elements / kChunkElements) + tensors;  // a partial chunk each
-  auto launches = [&](int depth) {
-    const double by_tensors = std::ceil(static_cast<double>(tensors) / kMaxTensors[depth - 1]);
-    return static_cast<int>(std::max(by_tensors, std::ceil(chunks / kMaxBlocks)));
-  };
+  const double by_tensors = std::ceil(static_cast<double>(tensors) / kMaxTensors[depth - 1]);
+  return static_cast<int>(std::max(by_tensors, std::ceil(chunks / kMaxBlocks)));
+}
+
+int optimizer_kernels(OptimizerKind optimizer, double momentum, int tensors, double elements) {
+  if (tensors == 0) return 0;
+  auto launches = [&](int depth) { return foreach_launches(depth, tensors, elements); };
   int total = 0;
   auto add = [&](const auto& ops) {
     for (const ForeachOp& op : ops) total += launches(op.depth);

@@ -45,7 +45,7 @@ int op_kernels(const std::vector<Op>& ops) {
 // Datasheet figures of the GPU models a measurement may name, for scaling a time measured on
 // one of them to another (NVIDIA datasheets, dense: H100 SXM and H200 SXM 989.4 TFLOP/s BF16,
 // 67 FP32, 3.35 and 4.8 TB/s; A100 SXM 312 and 19.5, 2.039 TB/s (80 GB) and 1.555 (40 GB);
-// L40S 362 and 91.6, 0.864 TB/s).
+// L40S 362 and 91.6, 0.864 TB/s; B200 (HGX B200) 2,250 and 75, 8 TB/s).
 topo::GpuModel datasheet_of(const std::string& name) {
   topo::GpuModel m;
   m.name = name;
@@ -60,6 +60,7 @@ topo::GpuModel datasheet_of(const std::string& name) {
   if (name == "A100-SXM4-80GB") set(312e12, 19.5e12, 2.039e12);
   if (name == "A100-SXM4-40GB") set(312e12, 19.5e12, 1.555e12);
   if (name == "L40S") set(362e12, 91.6e12, 0.864e12);
+  if (name == "B200-SXM-180GB") set(2250e12, 75e12, 8e12);
   return m;
 }
 
@@ -302,7 +303,7 @@ const Measurement* pick_measurement(const Model& model, const TrainingOptions& o
   const Measurement* best = nullptr;
   double best_score = 0;
   for (const Measurement& m : model.measurements) {
-    if (m.precision != options.precision) continue;
+    if (m.precision != measured_precision(options.precision)) continue;
     // Same GPU first, then the same optimizer, then the nearest batch (log distance).
     const double score = (m.gpu == gpu ? 0.0 : 100.0) +
                          (m.optimizer == options.optimizer ? 0 : 10) +
@@ -403,6 +404,11 @@ StepPlan plan_step(const Model& model, const TrainingOptions& options,
     for (double bytes : plan.grad_bytes)
       plan.accumulate_us.push_back(copy_kernel_us(3 * bytes, compute));
     plan.accumulate_host_us = host.backward;
+  }
+  if (options.precision == Precision::fp16) {
+    plan.grad_scaler =
+        grad_scaler_tasks(plan.grad_bytes, plan.grad_dtypes, compute, host.forward, host.optimizer);
+    plan.compute_note += kGradScalerNote;
   }
   return plan;
 }

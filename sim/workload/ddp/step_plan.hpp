@@ -9,6 +9,7 @@
 
 #include "topology/cluster/cluster.hpp"
 #include "workload/ddp/buckets.hpp"
+#include "workload/ddp/grad_scaler.hpp"
 #include "workload/model/model.hpp"
 #include "workload/step/step_graph.hpp"
 #include "workload/step/strategy.hpp"
@@ -135,6 +136,8 @@ struct StepPlan {
   // layer_collective_host_us of host work.
   std::vector<LayerCollectives> layer_collectives;
   double layer_collective_host_us = 0;
+  // --precision fp16: torch.amp.GradScaler's tasks (grad_scaler.hpp); not enabled otherwise.
+  GradScalerTasks grad_scaler;
 };
 
 // Which layers non-reentrant activation checkpointing runs again in backward, per layer of
@@ -185,6 +188,8 @@ inline double copy_kernel_us(double bytes, const GpuCompute& compute) {
 // Optimizer work from PyTorch's default multi-tensor (foreach) implementations on fp32
 // parameters: bytes read and written per parameter element in one step.
 double optimizer_bytes_per_element(OptimizerKind optimizer, double momentum);
+// Launches of one foreach op of `depth` tensor lists over `tensors` tensors of `elements` in all.
+int foreach_launches(int depth, int tensors, double elements);
 // Kernels the foreach ops of one step launch for `tensors` parameters of `elements` in all.
 int optimizer_kernels(OptimizerKind optimizer, double momentum, int tensors, double elements);
 

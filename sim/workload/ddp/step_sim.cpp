@@ -41,15 +41,24 @@ class DdpProgram {
   }
 
   void run() {
+    const GradScalerTasks& scaler = plan_.grad_scaler;
     for (int micro = 0; micro < plan_.micro_batches; ++micro) {
       input();
       forward();
       if (micro == 0) out_.forward_last = g_.nodes().empty() ? -1 : last_node();
+      if (scaler.enabled) g_.kernels_ref(compute_, scaler.scale, "optimizer");
       backward(micro);
       if (micro == 0) out_.backward_last = g_.nodes().empty() ? -1 : last_node();
       if (synchronised(micro) && !plan_.buckets.empty()) copy_back();
     }
+    // GradScaler's step: unscale and check the gradients, then the host waits for found_inf.
+    if (scaler.enabled) {
+      g_.kernels_ref(compute_, scaler.unscale, "optimizer", std::exchange(pending_, {}));
+      g_.blocking_copy(compute_, "GradScaler found_inf.item()", "optimizer", scaler.item_us,
+                       scaler.item_host_us);
+    }
     g_.kernels_ref(compute_, plan_.optimizer, "optimizer", std::exchange(pending_, {}));
+    if (scaler.enabled) g_.kernels_ref(compute_, scaler.update, "optimizer");
   }
 
  private:

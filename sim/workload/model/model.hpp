@@ -14,7 +14,9 @@
 
 namespace cs::workload {
 
-enum class Precision { fp32, bf16 };
+// fp16 is autocast to float16 with torch.amp.GradScaler (a command-line precision only: model
+// files record and measure fp32 and bf16; an fp16 step's times are carried from bf16's).
+enum class Precision { fp32, bf16, fp16 };
 enum class OptimizerKind { sgd, adamw };
 enum class Dtype { fp32, tf32, bf16, fp16 };
 
@@ -25,7 +27,16 @@ inline double dtype_bytes(Dtype d) {
 
 // The spellings of the model file.
 inline const char* to_string(Precision p) {
-  return p == Precision::fp32 ? "fp32" : "bf16";
+  return p == Precision::fp32 ? "fp32" : (p == Precision::fp16 ? "fp16" : "bf16");
+}
+// Bytes of an activation or a memory op's element at a precision: 16-bit autocast halves fp32's.
+inline double precision_bytes(Precision p) {
+  return p == Precision::fp32 ? 4.0 : 2.0;
+}
+// The precision whose measurements a step at `p` scales from: fp16 has none of its own and
+// takes bf16's (the same 16-bit autocast; FP16 tensor rate = BF16's on every datasheet here).
+inline Precision measured_precision(Precision p) {
+  return p == Precision::fp16 ? Precision::bf16 : p;
 }
 inline const char* to_string(OptimizerKind o) {
   return o == OptimizerKind::sgd ? "sgd" : "adamw";

@@ -159,7 +159,8 @@ Model parse_root(const YAML::Node& root, const std::string& file) {
 const std::vector<std::string>& known_gpu_models() {
   // The gpu_models keys of topologies/*.yaml; a measurement on a GPU added there is added here.
   static const std::vector<std::string> kModels = {"H100-SXM5-80GB", "H200-SXM-141GB",
-                                                   "A100-SXM4-40GB", "A100-SXM4-80GB", "L40S"};
+                                                   "A100-SXM4-40GB", "A100-SXM4-80GB",
+                                                   "L40S",           "B200-SXM-180GB"};
   return kModels;
 }
 

@@ -161,17 +161,19 @@ Op scaled(const Op& op, const WorkScale& scale) {
       break;
   }
   // A memory op runs at the step's precision (it picks BatchNorm's kernel, op_time_us).
+  const Dtype half = scale.to == Precision::fp16 ? Dtype::fp16 : Dtype::bf16;
   if (op.kind == OpKind::memory && scale.to) {
-    out.dtype = *scale.to == Precision::fp32 ? Dtype::fp32 : Dtype::bf16;
+    out.dtype = *scale.to == Precision::fp32 ? Dtype::fp32 : half;
   }
   if (scale.from && scale.to && *scale.from != *scale.to) {
     const bool to_fp32 = *scale.to == Precision::fp32;
     if (op.kind == OpKind::memory) {
-      out.bytes *= to_fp32 ? 2.0 : 0.5;
+      // bf16 <-> fp16 keeps the bytes; fp32 <-> 16-bit doubles or halves them.
+      out.bytes *= precision_bytes(*scale.to) / precision_bytes(*scale.from);
     } else if (to_fp32) {
       out.dtype = op.kind == OpKind::conv ? Dtype::tf32 : Dtype::fp32;
     } else {
-      out.dtype = Dtype::bf16;
+      out.dtype = half;
     }
   }
   return out;
