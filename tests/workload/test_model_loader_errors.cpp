@@ -63,7 +63,7 @@ const std::vector<BadFile> kCorpus = {
      "8: key 'id': duplicate measurement id 'a100'; first defined at line 6"},
     {"bad_unknown_gpu",
      "7: key 'gpu': unknown GPU model 'H200-SXM5-141GB' (did you mean 'H200-SXM-141GB'?); "
-     "valid: H100-SXM5-80GB, H200-SXM-141GB, A100-SXM4-40GB, A100-SXM4-80GB, L40S"},
+     "valid: H100-SXM5-80GB, H200-SXM-141GB, A100-SXM4-40GB, A100-SXM4-80GB, L40S, B200-SXM-180GB"},
     {"bad_unknown_weight",
      "11: key 'weight': no param 'wieght' in this layer (did you mean 'weight'?); params: "
      "weight, bias"},
