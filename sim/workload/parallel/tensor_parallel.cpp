@@ -267,8 +267,7 @@ TensorParallel plan_tensor_parallel(const Model& model, int tp, bool sequence_pa
         c.forward_after.push_back(
             add(sp ? TpOp::reduce_scatter : TpOp::all_reduce, activation, name + " output"));
         // (its output's gradient arrives in the dtype of the output: bf16 under autocast)
-        if (sp)
-          c.backward_before.push_back(add(TpOp::all_gather, activation, name + " gradient"));
+        if (sp) c.backward_before.push_back(add(TpOp::all_gather, activation, name + " gradient"));
         in_region = false;
         break;
       case TpRole::vocab:  // the vocabulary-parallel embedding: partial rows summed
