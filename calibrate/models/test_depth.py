@@ -150,6 +150,23 @@ class DepthTest(unittest.TestCase):
         text = to_yaml.build([fake_export(), other], ["a.json", "b.json"], depth=6)
         self.assertIn("h100: {forward_us: 21, backward_us: 84,", text)
 
+    def test_tp_roles_written_flat_and_in_the_repeat(self):
+        roles = {"attn": "column", "mlp": "row", "embed": "vocab"}
+        flat = to_yaml.build([fake_export()], ["fake.json"], tp=roles)
+        self.assertIn("  - name: blocks.1.mlp\n    tp: row\n", flat)
+        self.assertIn("  - name: embed\n    tp: vocab\n", flat)
+        self.assertNotIn("tp: ", flat.split("- name: head")[1])
+        deep = to_yaml.build([fake_export()], ["fake.json"], depth=6, tp=roles)
+        self.assertIn("      - name: \"blocks.{i}.attn\"\n        tp: column\n", deep)
+        plain = to_yaml.build([fake_export()], ["fake.json"], depth=6)
+        self.assertEqual(deep.count("\n"), plain.count("\n") + 3)  # embed, attn, mlp
+
+    def test_tp_role_of_no_layer_refused(self):
+        with self.assertRaisesRegex(SystemExit, "no layer is named ...c_attn"):
+            to_yaml.build([fake_export()], ["fake.json"], tp={"c_attn": "column"})
+        with self.assertRaisesRegex(SystemExit, "expected NAME=ROLE"):
+            to_yaml.tp_roles(["attn=diagonal"])
+
     @unittest.skipUnless(os.path.exists(os.path.join(ROOT, "build/sim/clustersim")),
                          "the simulator is not built")
     def test_loads_and_runs_as_deep_as_flat(self):

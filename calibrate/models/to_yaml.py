@@ -6,7 +6,9 @@
 
 A shallow export (a few of a model's blocks; export.py records the full depth) is written at full
 depth, its blocks as one `repeat:` block (depth.py says how the times are carried); `--depth N`
-sets the depth, `--depth 0` writes the export as it ran.
+sets the depth, `--depth 0` writes the export as it ran. `--tp NAME=ROLE` (repeatable) writes
+`tp: ROLE` into every layer whose name's last component is NAME (models/README.md, `tp`): the
+tensor-parallel roles stated in the file rather than left to clustersim's rule by name.
 
 FIRST gives the structure, the work and the training settings (recorded_at); every file,
 FIRST included, adds one measurement: per-layer GPU times, optimizer and host times on its GPU at
@@ -190,9 +192,10 @@ def measurement_id(raw, first):
     return tag, gpu
 
 
-def build(raws, sources, depth=None, blocks=None):
+def build(raws, sources, depth=None, blocks=None, tp=None):
     """The model file's text; with `depth`, the numbered blocks (`blocks`, their name prefix,
-    else found) written as one repeat block of that many (depth.py)."""
+    else found) written as one repeat block of that many (depth.py); `tp` maps a layer name's last
+    component to the tensor-parallel role written into those layers."""
     first = raws[0]
     root = next(iter(first["params"])).split(".")[0] if first["params"] else "model"
     ops = []
@@ -257,6 +260,14 @@ def build(raws, sources, depth=None, blocks=None):
         repeat = Repeat([layer["name"] for layer in layers], depth, blocks)
         notes = repeat.scale(measured, first["params"], first.get("saved_bytes", {}), root)
 
+    if tp:
+        missing = set(tp) - {layer["name"].rsplit(".", 1)[-1] for layer in layers}
+        if missing:
+            raise SystemExit(f"to_yaml --tp: no layer is named ...{', ...'.join(sorted(missing))}")
+        assemble_layer = lambda name, sec, meas, indent="  ": with_tp(  # noqa: E731
+            assemble(name, sec, meas, indent), tp.get(name.rsplit(".", 1)[-1]))
+    else:
+        assemble_layer = assemble
     out = []
     s = first["settings"]
     out.append(f"# {first['model']}: written by calibrate/models/export.py + to_yaml.py from")
@@ -297,17 +308,17 @@ def build(raws, sources, depth=None, blocks=None):
            "half_batch": half_batch, "half_seq": half_seq, "has_seq": has_seq}
     if repeat is None:
         for layer in layers:
-            out.extend(assemble(layer["name"], layer_sections(layer, ctx),
+            out.extend(assemble_layer(layer["name"], layer_sections(layer, ctx),
                                 measured_of(layer["name"], measured)))
     else:
         before, block_lines, after = repeat.write(
-            layers, lambda layer: layer_sections(layer, ctx), assemble, measured)
+            layers, lambda layer: layer_sections(layer, ctx), assemble_layer, measured)
         for layer in before:
-            out.extend(assemble(layer["name"], layer_sections(layer, ctx),
+            out.extend(assemble_layer(layer["name"], layer_sections(layer, ctx),
                                 measured_of(layer["name"], measured)))
         out.extend(block_lines)
         for layer in after:
-            out.extend(assemble(layer["name"], layer_sections(layer, ctx),
+            out.extend(assemble_layer(layer["name"], layer_sections(layer, ctx),
                                 measured_of(layer["name"], measured)))
     return "\n".join(out) + "\n"
 
@@ -368,6 +379,29 @@ def assemble(name, sec, meas, indent="  "):
     return out
 
 
+def with_tp(lines, role):
+    """A layer entry's lines with `tp: role` after its name (unchanged without a role)."""
+    if role is None:
+        return lines
+    indent = lines[0][:len(lines[0]) - len(lines[0].lstrip())]
+    return [lines[0], f"{indent}  tp: {role}"] + lines[1:]
+
+
+TP_ROLES = ("column", "row", "split", "vocab", "replicated")
+
+
+def tp_roles(pairs):
+    """`--tp NAME=ROLE` arguments as a dict."""
+    roles = {}
+    for pair in pairs or []:
+        name, _, role = pair.partition("=")
+        if not name or role not in TP_ROLES:
+            raise SystemExit(f"to_yaml --tp {pair}: expected NAME=ROLE, ROLE one of"
+                             f" {', '.join(TP_ROLES)}")
+        roles[name] = role
+    return roles
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("-o", "--out", required=True)
@@ -377,6 +411,9 @@ def main():
     parser.add_argument("--blocks", metavar="PREFIX",
                         help="with a depth: the blocks' name prefix (e.g. model.layers; default:"
                         " the most common prefix of numbered layers)")
+    parser.add_argument("--tp", action="append", metavar="NAME=ROLE",
+                        help="write `tp: ROLE` into the layers whose name ends in NAME"
+                        " (repeatable; ROLE one of " + ", ".join(TP_ROLES) + ")")
     parser.add_argument("raw", nargs="+")
     args = parser.parse_args()
     raws = []
@@ -388,7 +425,7 @@ def main():
     depth = args.depth
     if depth is None and raws[0].get("depth"):
         depth = raws[0]["depth"]["full"]
-    text = build(raws, sources, depth or None, args.blocks)
+    text = build(raws, sources, depth or None, args.blocks, tp_roles(args.tp))
     with open(args.out + ".tmp", "w") as f:
         f.write(text)
     os.replace(args.out + ".tmp", args.out)
