@@ -30,9 +30,13 @@ struct Shipped {
 // leaf k's uplinks = its NIC count; 2 and 4 nodes -> 16 and 32 uplinks -> 1 spine of 64 ports,
 // 16 nodes -> 128 uplinks -> 2 spines. The fat tree: 1,024 NICs / 32 down ports = 32 leaves,
 // 32 x 32 uplinks / 64 ports = 16 spines. The AWS instances' fat trees (64 ports, 1:1: 32 down)
-// hold one instance's 4 or 32 EFA NICs on one leaf, which needs no spine.
+// hold one instance's 4 or 32 EFA NICs on one leaf, which needs no spine. The A100 SuperPOD:
+// 40-port HDR leaves at 1:1 take 20 servers per rail leaf, ceil(384 / 20) = 20 leaves x 8 rails =
+// 160; pods of 8 leaves (one per rail) -> 20 pods, each with 8 x 20 uplinks / 20 down ports = 8
+// spines -> 160.
 const std::vector<Shipped> kShipped = {
     {"dgx-a100.yaml", 8, 8, 1, "", 0, 0},
+    {"dgx-a100-superpod.yaml", 3072, 3072, 384, "rail_optimized", 160, 160},
     {"dgx-h100.yaml", 8, 8, 1, "", 0, 0},
     {"dgx-h200.yaml", 8, 8, 1, "", 0, 0},
     {"dgx-b200.yaml", 8, 8, 1, "", 0, 0},
