@@ -1,6 +1,7 @@
 // `clustersim compare SETS.yaml`: predicts published nccl-tests results (calibrate/published/) and
 // prints, per set and point, the published and predicted times, the error and NCCL's choice here;
 // then the median and worst absolute error per set and size band, and per role (fit / check).
+// A file of training runs (sets with `runs`) goes to compare_runs.cpp.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -12,6 +13,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/input/published_sets.hpp"
+#include "cli/step/published_runs.hpp"
 #include "core/error.hpp"
 
 namespace cs::cli {
@@ -197,14 +199,18 @@ nlohmann::json render_json(const std::vector<ComparedSet>& sets) {
 void add_compare_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "compare",
-      "Predict published nccl-tests results (calibrate/published/*.yaml) and report "
-      "the error per set and size band");
+      "Predict published nccl-tests results or training runs (calibrate/published/*.yaml) and "
+      "report the error per set and size band, or per run");
   auto args = std::make_shared<CompareArgs>();
   cmd->add_option("sets", args->file, "Published sets file")->required();
   auto* csv = cmd->add_flag("--csv", args->csv, "Print CSV, one row per point");
   auto* json = cmd->add_flag("--json", args->json, "Print JSON");
   csv->excludes(json);
   cmd->callback([args] {
+    if (holds_training_runs(args->file)) {
+      run_compare_runs(args->file, args->csv, args->json);
+      return;
+    }
     const std::vector<PublishedSet> sets = load_published_sets(args->file);
     const std::vector<ComparedSet> compared = predict_sets(sets);
     if (args->csv) {

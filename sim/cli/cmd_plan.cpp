@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -102,28 +103,36 @@ std::string text_table(const std::vector<plan::Candidate>& cs, const workload::M
   out << "# clustersim plan: " << model.name << " for " << amount_text(target.amount) << " "
       << plan::to_string(target.kind) << ", " << workload::to_string(options.precision) << ", "
       << workload::to_string(options.optimizer)
-      << (auto_strategy ? ", on every GPU the fastest of DDP, FSDP2 and HSDP, with or without "
-                          "checkpointing, in the fewest micro-batches that fit (in [])\n"
+      << (auto_strategy ? ", on every GPU the fastest of DDP, FSDP2, HSDP and TP x PP x DDP, "
+                          "with or without checkpointing, in the micro-batches that fit (in [])\n"
+          : options.parallel.any()
+              ? ", TP " + std::to_string(options.parallel.tp) + " x PP " +
+                    std::to_string(options.parallel.pp) + " x DDP over the rest\n"
           : options.strategy == workload::Strategy::fsdp ? ", FSDP2 over every GPU\n"
                                                          : ", DDP on every GPU\n");
   int most_gpus = 1;
   int most_servers = 1;
+  bool model_parallel = false;
   for (const plan::Candidate& c : cs) {
     most_gpus = std::max(most_gpus, c.gpus);
     most_servers = std::max(most_servers, c.servers);
+    model_parallel = model_parallel || (c.why_not.empty() && c.model_parallel > 1);
   }
   out << trust_line(options.strategy, most_gpus, most_servers) << "\n";
+  if (model_parallel || options.parallel.any()) out << kModelParallelTrust << "\n";
   out << "# cheapest first; * = on the time/cost Pareto front (no candidate both faster and "
          "cheaper); cost = hours x price, billed per second\n";
   std::snprintf(line, sizeof line, "#  %-24s %5s %5s %5s %9s %12s %6s %9s %11s %8s %8s %8s %9s\n",
                 "topology", "nodes", "gpus", "batch", "step ms",
                 target.kind == plan::TargetKind::tokens ? "tokens/s" : "samples/s", "eff", "hours",
                 "cost USD", "USD/M", "USD/h", "exposed", "compute");
-  out << line;
+  if (model_parallel) line[std::strlen(line) - 1] = '\0';
+  out << line << (model_parallel ? "     TP   bubble\n" : "");
   std::snprintf(line, sizeof line, "#  %-24s %5s %5s %5s %9s %12s %6s %9s %11s %8s %8s %8s %9s\n",
-                "", "", "", "/GPU", "", "", "", "", "", per_million(target.kind), "", "comm ms",
-                "ms");
-  out << line;
+                "", "", "", model_parallel ? "/DP" : "/GPU", "", "", "", "", "",
+                per_million(target.kind), "", "comm ms", "ms");
+  if (model_parallel) line[std::strlen(line) - 1] = '\0';
+  out << line << (model_parallel ? "  wait ms       ms\n" : "");
   std::vector<const plan::Candidate*> out_of_run;
   for (const plan::Candidate& c : cs) {
     if (!c.why_not.empty()) {
@@ -145,14 +154,17 @@ std::string text_table(const std::vector<plan::Candidate>& cs, const workload::M
       std::snprintf(cost[1], sizeof cost[1], "%.3f", c.usd_per_million);
       std::snprintf(cost[2], sizeof cost[2], "%.2f", c.usd_per_hour);
     }
+    char more[64] = "";
+    if (model_parallel)
+      std::snprintf(more, sizeof more, " %9.2f %8.2f", c.tp_exposed_ms, c.pipeline_bubble_ms);
     std::snprintf(line, sizeof line,
                   "%s  %-24s %5d %5d %5d %9.2f %12.1f %6s %9.1f %11s %8s %8s %8.2f "
-                  "%9.2f%s\n",
+                  "%9.2f%s%s\n",
                   c.pareto ? "*" : " ", c.topology.c_str(), c.servers, c.gpus, c.batch_per_gpu,
                   c.step_s * 1e3,
                   target.kind == plan::TargetKind::tokens ? c.tokens_per_s : c.samples_per_s, eff,
                   c.hours, cost[0], cost[1], cost[2], c.exposed_communication_ms, c.compute_ms,
-                  notes.c_str());
+                  more, notes.c_str());
     out << line;
   }
   for (const plan::Candidate* c : out_of_run) {
@@ -281,7 +293,6 @@ void run_plan(const PlanArgs& a) {
   StepFlags flags = a.step;
   if (auto_strategy) flags.strategy = "ddp";
   const workload::TrainingOptions options = step_options(flags, model);
-  refuse_model_parallel(options, "plan");
 
   std::vector<plan::Candidate> candidates;
   std::map<std::string, bool> templates;

@@ -93,13 +93,16 @@ Point predict_point(const topo::Cluster& cluster, const workload::Model& model,
   std::vector<int> ranks(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) ranks[static_cast<std::size_t>(r)] = r;
   workload::TrainingOptions options = base;
+  // Data-parallel ranks: every GPU, or each TP x PP group of them.
+  const int replicas = n / base.parallel.degree();
   if (strong) {
-    if (base.batch % n != 0) {
+    if (base.batch % replicas != 0) {
       throw InputError("key 'gpus': --strong splits the global batch of " +
-                       std::to_string(base.batch) + " evenly; " + std::to_string(n) +
-                       " GPUs do not divide it");
+                       std::to_string(base.batch) + " evenly; " + std::to_string(replicas) +
+                       (base.parallel.any() ? " data-parallel ranks" : " GPUs") +
+                       " do not divide it");
     }
-    options.batch = base.batch / n;
+    options.batch = base.batch / replicas;
   }
   const DdpPrediction p = predict_ddp(cluster, model, options, ranks, nullptr);
   Point pt;
@@ -108,7 +111,7 @@ Point predict_point(const topo::Cluster& cluster, const workload::Model& model,
   pt.servers = p.servers;
   pt.batch = options.batch;
   pt.step_ms = p.result.breakdown.step_us / 1e3;
-  pt.samples_per_s = workload::samples_per_step(options) * n / (pt.step_ms / 1e3);
+  pt.samples_per_s = workload::samples_per_step(options) * replicas / (pt.step_ms / 1e3);
   pt.exposed_ms = p.result.breakdown.exposed_communication_us / 1e3;
   pt.allreduce_ms = p.result.breakdown.communication_us / 1e3;
   pt.host_note = p.gpu.name + ": " + p.plan.host_note;
@@ -118,7 +121,7 @@ Point predict_point(const topo::Cluster& cluster, const workload::Model& model,
 
 Scaled scale_one(const std::string& path, const workload::Model& model, const ScaleArgs& a) {
   const workload::TrainingOptions base = step_options(a.step, model);
-  refuse_model_parallel(base, "scale");
+  const int degree = base.parallel.degree();
   Scaled out;
   std::vector<Point>& points = out.points;
   if (!a.nodes.empty()) {
@@ -135,6 +138,12 @@ Scaled scale_one(const std::string& path, const workload::Model& model, const Sc
     const topo::Cluster cluster = topo::load_cluster(path);
     const int available = static_cast<int>(cluster.ranks.size());
     std::vector<int> counts = gpu_counts(a.gpus, available);
+    if (a.gpus.empty()) {
+      // The default counts, less those TP x PP does not divide.
+      counts.erase(
+          std::remove_if(counts.begin(), counts.end(), [degree](int n) { return n % degree != 0; }),
+          counts.end());
+    }
     std::sort(counts.begin(), counts.end());
     counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
     out.skipped = {cluster.name, available, {}};

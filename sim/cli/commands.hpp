@@ -2,6 +2,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <string>
 
 namespace cs::cli {
 
@@ -16,5 +17,8 @@ void add_scale_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
 void add_compare_command(CLI::App& app);
+
+// compare on a file of published training runs (compare_runs.cpp).
+void run_compare_runs(const std::string& file, bool csv, bool json);
 
 }  // namespace cs::cli

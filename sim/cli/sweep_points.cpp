@@ -63,6 +63,9 @@ StepFlags step_flags(const std::map<std::string, std::string>& at) {
   flags.optimizer = axis_or(at, "optimizer", "");
   if (at.count("momentum")) flags.momentum = std::stod(at.at("momentum"));
   if (at.count("host_probe")) flags.host_probe = at.at("host_probe");  // resolved by the caller
+  flags.tp = std::stoi(axis_or(at, "tp", "1"));
+  flags.pp = std::stoi(axis_or(at, "pp", "1"));
+  flags.grad_accum = std::stoi(axis_or(at, "grad_accum", "1"));
   if (at.count("bucket_cap_mb")) {
     flags.ddp.bucket_cap_mb = std::stod(at.at("bucket_cap_mb"));
     flags.ddp.bucket_cap_set = true;
@@ -185,13 +188,13 @@ std::vector<std::string> SweepPoints::run_ddp(const std::map<std::string, std::s
   StepFlags flags = step_flags(at);
   if (!flags.host_probe.empty()) flags.host_probe = path_of(flags.host_probe);
   const workload::TrainingOptions options = step_options(flags, model);
-  refuse_model_parallel(options, "sweep");
   std::vector<int> ranks(c->ranks.size());
   for (std::size_t r = 0; r < ranks.size(); ++r) ranks[r] = static_cast<int>(r);
   const DdpPrediction p = predict_ddp(*c, model, options, ranks, nullptr);
   const workload::StepBreakdown& b = p.result.breakdown;
+  const int replicas = p.ranks / options.parallel.degree();
   const double samples_per_s =
-      static_cast<double>(workload::samples_per_step(options)) * p.ranks / (b.step_us / 1e6);
+      static_cast<double>(workload::samples_per_step(options)) * replicas / (b.step_us / 1e6);
   return {std::to_string(p.ranks),
           std::to_string(p.servers),
           std::to_string(options.batch),
@@ -235,7 +238,6 @@ std::vector<std::string> SweepPoints::run_plan(const std::map<std::string, std::
   StepFlags flags = step_flags(at);
   if (!flags.host_probe.empty()) flags.host_probe = path_of(flags.host_probe);
   const workload::TrainingOptions options = step_options(flags, model);
-  refuse_model_parallel(options, "sweep");
   const std::shared_ptr<const topo::Cluster> resized = cluster(at.at("topology"), servers_of(at));
   plan::Candidate c = predict_candidate(*resized, std::stoi(axis_or(at, "global_batch", "0")),
                                         model, options, sweep_.prices);

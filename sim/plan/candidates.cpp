@@ -25,7 +25,9 @@ void evaluate(Candidate& c, const Target& target, const Limits& limits) {
   if (!c.why_not.empty()) return;
   CS_ASSERT(c.step_s > 0 && c.gpus > 0 && c.batch_per_gpu > 0, c.topology);
   CS_ASSERT(target.amount > 0, "target");
-  const double samples_per_step = static_cast<double>(c.batch_per_gpu) * c.gpus;
+  CS_ASSERT(c.model_parallel > 0 && c.gpus % c.model_parallel == 0, c.topology);
+  const int replicas = c.gpus / c.model_parallel;
+  const double samples_per_step = static_cast<double>(c.batch_per_gpu) * replicas;
   c.samples_per_s = samples_per_step / c.step_s;
   c.tokens_per_s = c.samples_per_s * c.seq;
   c.efficiency = c.single_gpu_step_s > 0

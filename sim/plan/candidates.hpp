@@ -24,7 +24,8 @@ struct Candidate {
   std::string topology;
   int servers = 0;
   int gpus = 0;
-  int batch_per_gpu = 0;
+  int batch_per_gpu = 0;         // samples per data-parallel rank per step
+  int model_parallel = 1;        // GPUs per data-parallel rank (TP x PP); 1 for DDP and FSDP
   int seq = 0;                   // tokens per sample; 0 when the model has no sequence
   double step_s = 0;             // predicted time of one training step
   double single_gpu_step_s = 0;  // the same per-GPU batch on one GPU, for scaling efficiency
@@ -35,9 +36,11 @@ struct Candidate {
   double compute_ms = 0;  // forward + backward + optimizer on the compute stream
   double exposed_communication_ms = 0;
   double host_bound_idle_ms = 0;
-  std::string strategy;      // with plan --strategy auto: the layout picked ("fsdp, 4 x 2")
-  std::string why_not;       // non-empty: no numbers below, this says why
-  std::string cost_unknown;  // non-empty: no price, so no cost figures below; this says why
+  double tp_exposed_ms = 0;       // the compute stream waiting on tensor-parallel collectives
+  double pipeline_bubble_ms = 0;  // the pipeline's idle time on its last rank
+  std::string strategy;           // with plan --strategy auto: the layout picked ("fsdp, 4 x 2")
+  std::string why_not;            // non-empty: no numbers below, this says why
+  std::string cost_unknown;       // non-empty: no price, so no cost figures below; this says why
 
   // Filled by evaluate():
   double samples_per_s = 0;

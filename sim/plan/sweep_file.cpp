@@ -28,12 +28,12 @@ const char* to_string(SweepCommand command) {
 
 const std::vector<std::string>& allowed_axes(SweepCommand command) {
   static const std::vector<std::string> ddp = {
-      "topology",  "nodes",     "model",    "batch",         "seq",
-      "precision", "optimizer", "momentum", "bucket_cap_mb", "host_probe"};
+      "topology", "nodes",         "model",      "batch", "seq", "precision", "optimizer",
+      "momentum", "bucket_cap_mb", "host_probe", "tp",    "pp",  "grad_accum"};
   static const std::vector<std::string> coll = {"topology", "nodes", "op", "size", "dtype"};
   static const std::vector<std::string> plan = {
-      "topology",  "nodes",    "model",         "batch",        "seq",       "precision",
-      "optimizer", "momentum", "bucket_cap_mb", "global_batch", "host_probe"};
+      "topology", "nodes",         "model",        "batch",      "seq", "precision", "optimizer",
+      "momentum", "bucket_cap_mb", "global_batch", "host_probe", "tp",  "pp",        "grad_accum"};
   switch (command) {
     case SweepCommand::ddp:
       return ddp;
@@ -53,7 +53,8 @@ const std::vector<std::string>& required_axes(SweepCommand command) {
 
 bool numeric_axis(const std::string& name) {
   return name == "nodes" || name == "batch" || name == "seq" || name == "global_batch" ||
-         name == "bucket_cap_mb" || name == "momentum";
+         name == "bucket_cap_mb" || name == "momentum" || name == "tp" || name == "pp" ||
+         name == "grad_accum";
 }
 
 namespace {

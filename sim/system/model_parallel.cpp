@@ -69,6 +69,7 @@ std::vector<workload::LayerCollectives> layer_collectives(const workload::Tensor
   if (tp.tp <= 1) return out;
   const auto kernels = [&tp](const std::vector<int>& ids) {
     std::vector<workload::CollectiveKernel> k;
+    k.reserve(ids.size());
     for (int id : ids) k.push_back(tp.collectives[static_cast<std::size_t>(id)].kernel);
     return k;
   };
@@ -217,23 +218,17 @@ void predict_model_parallel(const StepContext& c, DdpPrediction& p) {
                        units::format_size(st.memory.capacity));
     }
     if (o.ddp.enabled && g.dp > 1) time_ddp_collectives(plan, *dp_timer);
-    if (stages == 1) {
-      p.plan = std::move(plan);
-      p.result = workload::simulate_step(p.plan);
-      p.memory = st.memory;
-      out.stages.push_back(st);
-      p.parallel = std::move(out);
-      return;
-    }
-    for (double us : plan.allreduce_us) st.dp_sync_us += us;
-    // One micro-batch through the stage: its forward ends with its last forward node, its
-    // backward with its last backward node.
-    plan.buckets.clear();
-    plan.allreduce_us.clear();
-    plan.copy_in_us.clear();
-    plan.copy_out_us.clear();
-    const workload::DdpStepGraph graph = workload::ddp_step_graph(plan);
-    const workload::Execution x = workload::execute(graph.graph, plan.kernel_gap_us, plan.overlap);
+    // The stage's micro-batch(es) without the data-parallel all-reduce: forward ends with its
+    // last forward node, backward with its last backward node, and every wait of the compute
+    // stream is on the TP group.
+    workload::StepPlan alone = plan;
+    alone.buckets.clear();
+    alone.allreduce_us.clear();
+    alone.copy_in_us.clear();
+    alone.copy_out_us.clear();
+    const workload::DdpStepGraph graph = workload::ddp_step_graph(alone);
+    const workload::Execution x =
+        workload::execute(graph.graph, alone.kernel_gap_us, alone.overlap);
     const auto end_of = [&x](workload::NodeId n) {
       return n < 0 ? 0.0 : us_from_ps(x.nodes[static_cast<std::size_t>(n)].end);
     };
@@ -242,7 +237,20 @@ void predict_model_parallel(const StepContext& c, DdpPrediction& p) {
     st.compute_us = x.gpu_us_of("forward") + x.gpu_us_of("backward") + x.gpu_us_of("recompute") +
                     x.gpu_us_of("input");
     st.tp_exposed_us = x.exposed_communication_us;
+    st.recompute_us = x.gpu_us_of("recompute");
     st.optimizer_us = plan.optimizer.gpu_us;
+    if (stages == 1) {
+      // DDP's buckets overlap backward: the step runs as one graph with them.
+      p.plan = std::move(plan);
+      p.result = workload::simulate_step(p.plan);
+      p.result.breakdown.tp_exposed_us =
+          std::min(st.tp_exposed_us, p.result.breakdown.exposed_communication_us);
+      p.memory = st.memory;
+      out.stages.push_back(st);
+      p.parallel = std::move(out);
+      return;
+    }
+    for (double us : plan.allreduce_us) st.dp_sync_us += us;
     times.forward_us.push_back(st.forward_us);
     times.backward_us.push_back(st.backward_us);
     if (s == 0) p.plan = std::move(plan);
@@ -279,6 +287,8 @@ void predict_model_parallel(const StepContext& c, DdpPrediction& p) {
     b.forward_us += m * st.forward_us;
     b.backward_us += m * st.backward_us;
     b.exposed_communication_us += st.dp_sync_us;
+    b.tp_exposed_us += m * st.tp_exposed_us;
+    b.recompute_us += m * st.recompute_us;
     b.optimizer_us += st.optimizer_us;
   }
   b.pipeline_bubble_us = out.pipeline.bubble_us;

@@ -34,6 +34,20 @@ Candidate two_servers() {
 
 }  // namespace
 
+TEST_CASE("a model-parallel candidate counts its data-parallel ranks, not its GPUs") {
+  // two_servers() as TP 4 x PP 2: 16 / 8 = 2 data-parallel ranks of 4 samples each.
+  Candidate c = two_servers();
+  c.model_parallel = 8;
+  c.single_gpu_step_s = 0;  // no single-GPU step under TP x PP
+  evaluate(c, {TargetKind::tokens, 1e9}, {});
+  // 2 x 4 = 8 samples per 0.5 s = 16 samples/s = 16,384 tokens/s.
+  CHECK(c.samples_per_s == doctest::Approx(16));
+  CHECK(c.tokens_per_s == doctest::Approx(16384));
+  CHECK(c.efficiency == 0);  // unknown
+  // 1e9 / (8 x 1,024 = 8,192 tokens per step) = 122,070.3 -> 122,071 steps.
+  CHECK(c.steps == 122071);
+}
+
 TEST_CASE("time, cost and throughput of one candidate") {
   // two_servers() at 10 USD/h a server.
   Candidate c = two_servers();

@@ -207,15 +207,6 @@ workload::TrainingOptions step_options(const StepFlags& a, const workload::Model
   return o;
 }
 
-void refuse_model_parallel(const workload::TrainingOptions& options, const std::string& command) {
-  if (options.parallel.any()) {
-    throw InputError(
-        "flag '--tp': tensor and pipeline parallelism are predicted by clustersim "
-        "ddp only so far; " +
-        command + " does not take --tp or --pp yet");
-  }
-}
-
 void apply_calibration(const cal::Calibration& calibration, topo::Cluster& cluster,
                        const std::vector<int>& ranks) {
   cal::check_calibration_match(calibration, cluster, ranks);

@@ -48,9 +48,6 @@ struct StepFlags {
 };
 void add_step_flags(CLI::App* cmd, StepFlags& flags);
 workload::TrainingOptions step_options(const StepFlags& flags, const workload::Model& model);
-// Throws InputError naming --tp when `options` ask for tensor or pipeline parallelism on a
-// command that does not model it yet (`command`: scale, plan, sweep).
-void refuse_model_parallel(const workload::TrainingOptions& options, const std::string& command);
 
 // The step itself is predicted below the CLI (system/ddp_step.hpp).
 using system::DdpPrediction;

@@ -3,8 +3,10 @@
 
 #include "cli/step/trust.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
+#include <string_view>
 
 namespace cs::cli {
 namespace {
@@ -91,11 +93,16 @@ std::vector<Row> rows(const workload::StepBreakdown& b, const workload::Training
   std::vector<Row> out = {{"input_copy", "input copy", b.input_copy_us},
                           {"forward", "forward", b.forward_us},
                           {"backward", "backward", b.backward_us}};
+  // A pipeline's stages run the recomputation inside their backward.
   if (o.activation_checkpointing)
-    out.push_back({"recompute", "recomputed forward", b.recompute_us});
+    out.push_back({"recompute",
+                   o.parallel.pp > 1 ? "  of it, recomputed forward" : "recomputed forward",
+                   b.recompute_us});
   if (o.grad_accum > 1 && o.parallel.pp == 1)
     out.push_back({"grad_accumulate", "gradient accumulation", b.grad_accumulate_us});
+  const bool tp = o.parallel.tp > 1;
   if (o.parallel.pp > 1) {
+    if (tp) out.push_back({"tp_exposed", "  of them, TP waits", b.tp_exposed_us});
     out.push_back({"pipeline_bubble", "pipeline bubble", b.pipeline_bubble_us});
     out.push_back({"dp_sync", "DP all-reduce", b.exposed_communication_us});
     out.push_back({"optimizer", "optimizer", b.optimizer_us});
@@ -109,6 +116,12 @@ std::vector<Row> rows(const workload::StepBreakdown& b, const workload::Training
       {"exposed_communication", "exposed communication", b.exposed_communication_us},
       {"host_bound_idle", "host-bound idle", b.host_bound_idle_us}};
   out.insert(out.end(), rest.begin(), rest.end());
+  if (tp) {
+    const auto at = std::find_if(out.begin(), out.end(), [](const Row& r) {
+      return std::string_view(r.key) == "exposed_communication";
+    });
+    out.insert(at + 1, {"tp_exposed", "  of it, TP waits", b.tp_exposed_us});
+  }
   return out;
 }
 
@@ -122,10 +135,7 @@ std::string ddp_text(const DdpReport& r) {
       << (r.ranks == 1 ? " GPU (" : " GPUs (") << r.gpu.name << ")";
   if (r.servers > 1) out << " on " << r.servers << " servers";
   if (r.parallel != nullptr) {
-    // Not in validate's tables yet: say where the checks are instead of a figure that could drift.
-    out << "\n# trust: tensor and pipeline parallelism are not in clustersim validate yet; "
-           "measured "
-           "TP and PP steps on 4 H200s against these: sim/workload/parallel/README.md\n";
+    out << "\n" << kModelParallelTrust << "\n";
   } else {
     out << "\n" << trust_line(r.options.strategy, r.ranks, r.servers) << "\n";
   }

@@ -73,12 +73,21 @@ plan::Candidate predict_candidate(const topo::Cluster& cluster, int global_batch
     for (const topo::Server& s : cluster.servers) (*templates_seen)[s.template_name] = true;
   }
   workload::TrainingOptions o = options;
+  // A data-parallel rank is TP x PP GPUs under model parallelism, one GPU otherwise.
+  c.model_parallel = o.parallel.tp * o.parallel.pp;
+  if (c.gpus % c.model_parallel != 0) {
+    c.why_not = "TP " + std::to_string(o.parallel.tp) + " x PP " + std::to_string(o.parallel.pp) +
+                " does not divide " + std::to_string(c.gpus) + " GPUs";
+    return c;
+  }
+  const int replicas = c.gpus / c.model_parallel;
   if (global_batch > 0) {
-    // Each GPU's share, in options.grad_accum micro-batches.
-    const int per_step = c.gpus * o.grad_accum;
+    // Each data-parallel rank's share, in options.grad_accum micro-batches.
+    const int per_step = replicas * o.grad_accum;
     if (global_batch % per_step != 0) {
       c.why_not = "a global batch of " + std::to_string(global_batch) +
-                  " does not split evenly over " + std::to_string(c.gpus) + " GPUs" +
+                  " does not split evenly over " + std::to_string(replicas) +
+                  (c.model_parallel > 1 ? " data-parallel ranks" : " GPUs") +
                   (o.grad_accum > 1 ? " x " + std::to_string(o.grad_accum) + " micro-batches"
                                     : std::string());
       return c;
@@ -97,17 +106,26 @@ plan::Candidate predict_candidate(const topo::Cluster& cluster, int global_batch
     const workload::StepBreakdown& b = all.result.breakdown;
     c.step_s = b.step_us / 1e6;
     // The same per-GPU step on one GPU, for the scaling efficiency: none where it does not fit
-    // one GPU (a sharded model), and the efficiency is then unknown.
+    // one GPU (a sharded model, or one split by TP or PP), and the efficiency is then unknown.
     try {
       c.single_gpu_step_s =
-          predict_ddp(cluster, model, o, {0}, nullptr).result.breakdown.step_us / 1e6;
+          c.model_parallel > 1
+              ? 0
+              : predict_ddp(cluster, model, o, {0}, nullptr).result.breakdown.step_us / 1e6;
     } catch (const InputError&) {
       c.single_gpu_step_s = 0;
     }
     c.compute_note = all.gpu.name + ": " + all.plan.compute_note + "; host: " + all.plan.host_note;
-    c.compute_ms = (b.forward_us + b.backward_us + b.optimizer_us) / 1e3;
-    c.exposed_communication_ms = b.exposed_communication_us / 1e3;
+    // Without a pipeline the TP waits are part of the exposed communication, with one of the
+    // forward and backward: compute and data-parallel communication leave them out.
+    const bool pipeline = o.parallel.pp > 1;
+    c.compute_ms =
+        (b.forward_us + b.backward_us + b.optimizer_us - (pipeline ? b.tp_exposed_us : 0.0)) / 1e3;
+    c.exposed_communication_ms =
+        (b.exposed_communication_us - (pipeline ? 0.0 : b.tp_exposed_us)) / 1e3;
     c.host_bound_idle_ms = b.host_bound_idle_us / 1e3;
+    c.tp_exposed_ms = b.tp_exposed_us / 1e3;
+    c.pipeline_bubble_ms = b.pipeline_bubble_us / 1e3;
   } catch (const InputError& e) {
     // The model does not fit this GPU, or the cluster mixes GPU models: this candidate is out.
     c.why_not = e.what();
@@ -120,7 +138,11 @@ plan::Candidate predict_candidate(const topo::Cluster& cluster, int global_batch
 namespace {
 
 std::string layout_name(const workload::TrainingOptions& o) {
-  std::string s = workload::to_string(o.strategy);
+  std::string s;
+  if (o.parallel.any()) {
+    s = "TP " + std::to_string(o.parallel.tp) + " x PP " + std::to_string(o.parallel.pp) + ", ";
+  }
+  s += workload::to_string(o.strategy);
   if (o.activation_checkpointing) s += " + checkpointing";
   if (o.grad_accum > 1)
     s += ", " + std::to_string(o.grad_accum) + " x " + std::to_string(o.batch) +
@@ -128,17 +150,34 @@ std::string layout_name(const workload::TrainingOptions& o) {
   return s;
 }
 
-}  // namespace
-
-plan::Candidate predict_candidate_auto(const topo::Cluster& cluster, int global_batch,
-                                       const workload::Model& model,
-                                       const workload::TrainingOptions& options,
-                                       const PriceOverrides& prices,
-                                       std::map<std::string, bool>* templates_seen) {
-  const int gpus = static_cast<int>(cluster.ranks.size());
-  const int share = global_batch > 0 ? global_batch / gpus : options.batch;
+struct Search {
+  const topo::Cluster& cluster;
+  int global_batch;
+  const workload::Model& model;
+  const PriceOverrides& prices;
+  std::map<std::string, bool>* templates_seen;
   std::optional<plan::Candidate> best;
   plan::Candidate last;
+  int tried = 0;
+
+  // Predicts `o` as a candidate; true when it runs (and keeps it if it is the fastest yet).
+  bool run(const workload::TrainingOptions& o) {
+    ++tried;
+    plan::Candidate c = predict_candidate(cluster, global_batch > 0 ? global_batch : 0, model, o,
+                                          prices, templates_seen);
+    c.strategy = layout_name(o);
+    if (!c.why_not.empty()) {
+      last = std::move(c);
+      return false;
+    }
+    if (!best || c.step_s < best->step_s) best = std::move(c);
+    return true;
+  }
+};
+
+// The data-parallel layouts: DDP, FSDP2 and (on several servers) HSDP per server, each with and
+// without checkpointing, at the fewest micro-batches that fit.
+void search_data_parallel(Search& s, const workload::TrainingOptions& options, int share) {
   struct Layout {
     workload::Strategy strategy;
     bool checkpointing, sync_every;
@@ -154,38 +193,89 @@ plan::Candidate predict_candidate_auto(const topo::Cluster& cluster, int global_
         Layout{fsdp, true, false}, Layout{fsdp, false, true}, Layout{fsdp, true, true},
         Layout{hsdp, false, false}, Layout{hsdp, true, false}, Layout{hsdp, false, true},
         Layout{hsdp, true, true}}) {
-    if (layout.strategy == hsdp && cluster.servers.size() < 2) continue;
-    {
-      const bool checkpointing = layout.checkpointing;
-      if (checkpointing && model.blocks.empty()) continue;
+    if (layout.strategy == hsdp && s.cluster.servers.size() < 2) continue;
+    if (layout.checkpointing && s.model.blocks.empty()) continue;
+    workload::TrainingOptions o = options;
+    o.strategy = layout.strategy;
+    o.activation_checkpointing = layout.checkpointing;
+    // The fewest micro-batches that fit: accumulation only when the global batch needs it.
+    for (int micro = 1; micro <= share; ++micro) {
+      if (share % micro != 0 || (s.global_batch <= 0 && micro > 1)) continue;
+      if (layout.sync_every && micro == 1) continue;
+      o.grad_accum = micro;
+      o.sync_every_micro = layout.sync_every;
+      o.batch = share / micro;
+      if (s.run(o)) break;
+    }
+  }
+}
+
+// Megatron's layouts: TP over the divisors of a server's GPUs (`options`' own --tp if given), PP
+// over the divisors of the blocks (its --pp if given), DDP over the rest of the GPUs; each with
+// micro-batches of 1, 2, 4 and 8 samples while they fit, with checkpointing only from the size
+// that does not fit without it. The pipeline runs options' schedule.
+void search_model_parallel(Search& s, const workload::TrainingOptions& options) {
+  const int gpus = static_cast<int>(s.cluster.ranks.size());
+  const int per_server = static_cast<int>(s.cluster.servers.front().gpus.size());
+  const int blocks = static_cast<int>(s.model.blocks.size());
+  if (blocks == 0) return;
+  std::vector<int> tps, pps;
+  for (int tp = 1; tp <= per_server; tp *= 2) {
+    if (options.parallel.tp > 1 ? tp == options.parallel.tp : per_server % tp == 0)
+      tps.push_back(tp);
+  }
+  for (int pp = 1; pp <= blocks; ++pp) {
+    if (options.parallel.pp > 1 ? pp == options.parallel.pp : blocks % pp == 0) pps.push_back(pp);
+  }
+  for (int tp : tps) {
+    for (int pp : pps) {
+      if (tp * pp == 1 || gpus % (tp * pp) != 0) continue;
+      const int dp = gpus / (tp * pp);
+      if (s.global_batch > 0 && s.global_batch % dp != 0) continue;
+      const int share = s.global_batch > 0 ? s.global_batch / dp : options.batch;
       workload::TrainingOptions o = options;
-      o.strategy = layout.strategy;
-      o.activation_checkpointing = checkpointing;
-      // The fewest micro-batches that fit: accumulation only when the global batch needs it.
-      for (int micro = 1; micro <= share; ++micro) {
-        if (share % micro != 0 || (global_batch <= 0 && micro > 1)) continue;
-        if (layout.sync_every && micro == 1) continue;
-        o.grad_accum = micro;
-        o.sync_every_micro = layout.sync_every;
-        o.batch = share / micro;
-        plan::Candidate c = predict_candidate(cluster, global_batch > 0 ? global_batch : 0, model,
-                                              o, prices, templates_seen);
-        c.strategy = layout_name(o);
-        if (!c.why_not.empty()) {
-          last = std::move(c);
-          if (global_batch > 0 && global_batch % gpus != 0) return last;
-          continue;
-        }
-        if (!best || c.step_s < best->step_s) best = std::move(c);
-        break;
+      o.strategy = workload::Strategy::ddp;
+      o.parallel.tp = tp;
+      o.parallel.pp = pp;
+      o.sync_every_micro = false;
+      o.activation_checkpointing = false;
+      for (int micro : {1, 2, 4, 8}) {
+        if (share % micro != 0 || (s.global_batch <= 0 && micro != share)) continue;
+        o.batch = micro;
+        o.grad_accum = share / micro;
+        if (s.run(o)) continue;
+        if (o.activation_checkpointing) break;
+        o.activation_checkpointing = true;  // this size and those above, recomputed
+        if (!s.run(o)) break;
       }
     }
   }
-  if (!best) {
-    last.why_not = "no strategy fits (the last tried, " + last.strategy + "): " + last.why_not;
-    return last;
+}
+
+}  // namespace
+
+plan::Candidate predict_candidate_auto(const topo::Cluster& cluster, int global_batch,
+                                       const workload::Model& model,
+                                       const workload::TrainingOptions& options,
+                                       const PriceOverrides& prices,
+                                       std::map<std::string, bool>* templates_seen, int* layouts) {
+  const int gpus = static_cast<int>(cluster.ranks.size());
+  Search s{cluster, global_batch, model, prices, templates_seen, std::nullopt, {}, 0};
+  if (!options.parallel.any()) {
+    // A global batch that does not split over the GPUs leaves data parallelism out (the attempt
+    // says why); model parallelism has fewer data-parallel ranks to split it over.
+    if (global_batch > 0 && global_batch % gpus != 0)
+      s.run(options);
+    else
+      search_data_parallel(s, options, global_batch > 0 ? global_batch / gpus : options.batch);
   }
-  return *best;
+  if (!model.blocks.empty()) search_model_parallel(s, options);
+  if (layouts != nullptr) *layouts = s.tried;
+  if (!s.best) {
+    s.last.why_not = "no layout fits (the last tried, " + s.last.strategy + "): " + s.last.why_not;
+    return s.last;
+  }
+  return *s.best;
 }
 
 std::vector<std::pair<std::string, double>> candidate_figures(const plan::Candidate& c) {
@@ -207,6 +297,8 @@ std::vector<std::pair<std::string, double>> candidate_figures(const plan::Candid
   add("compute_ms", c.compute_ms, c.step_s > 0);
   add("exposed_communication_ms", c.exposed_communication_ms, c.step_s > 0);
   add("host_bound_idle_ms", c.host_bound_idle_ms, c.step_s > 0);
+  add("tp_exposed_ms", c.tp_exposed_ms, c.step_s > 0);
+  add("pipeline_bubble_ms", c.pipeline_bubble_ms, c.step_s > 0);
   return out;
 }
 

@@ -36,14 +36,19 @@ plan::Candidate predict_candidate(const topo::Cluster& cluster, int global_batch
 
 // plan --strategy auto: the same candidate under DDP, FSDP and (on several servers) HSDP
 // sharded per server, each with and without activation checkpointing, each at the fewest
-// micro-batches (the largest micro-batch) that fits; the fastest is kept and named in its
-// `strategy`. With a global batch the micro-batches divide its share per GPU; without one,
-// `options`' batch runs as one micro-batch.
+// micro-batches (the largest micro-batch) that fits; then Megatron's layouts, TP within a server
+// x PP over the blocks x DDP over the rest, at micro-batches of 1 to 8 samples (checkpointed
+// where they do not fit otherwise); the fastest is kept and named in its `strategy`. With a
+// global batch the micro-batches divide its share per data-parallel rank; without one,
+// `options`' batch runs as one micro-batch. `options`' own --tp or --pp fix those degrees (and
+// leave out the data-parallel-only layouts).
+// `layouts`, when given, counts the layouts predicted.
 plan::Candidate predict_candidate_auto(const topo::Cluster& cluster, int global_batch,
                                        const workload::Model& model,
                                        const workload::TrainingOptions& options,
                                        const PriceOverrides& prices,
-                                       std::map<std::string, bool>* templates_seen = nullptr);
+                                       std::map<std::string, bool>* templates_seen = nullptr,
+                                       int* layouts = nullptr);
 
 // A candidate's figures by column name, in the order of kCandidateColumns. One that cannot run has
 // only what was known before it failed (its step and price, where it got that far); one without
@@ -60,6 +65,8 @@ inline constexpr const char* kCandidateColumns[] = {"step_ms",
                                                     "usd_per_hour",
                                                     "compute_ms",
                                                     "exposed_communication_ms",
-                                                    "host_bound_idle_ms"};
+                                                    "host_bound_idle_ms",
+                                                    "tp_exposed_ms",
+                                                    "pipeline_bubble_ms"};
 
 }  // namespace cs::cli

@@ -35,6 +35,9 @@ struct StepBreakdown {
   double grad_accumulate_us = 0;         // gradients added into the kept ones (accumulation)
   // A pipeline (workload/parallel/): its last rank's waits between its micro-batches' tasks.
   double pipeline_bubble_us = 0;
+  // Tensor parallelism: the compute stream waiting on the TP group's collectives, a part of
+  // exposed_communication_us without a pipeline, of forward_us + backward_us with one.
+  double tp_exposed_us = 0;
 };
 
 struct BucketTiming {

@@ -48,13 +48,8 @@ double& dim_of(Op& op, Dim d) {
 bool feature_dims(const Op& op, Dim& a, Dim& b) {
   const Dim t = token_dim(op);
   if (t != Dim::m && t != Dim::n && t != Dim::k) return false;
-  Dim dims[2];
-  int at = 0;
-  for (Dim d : {Dim::m, Dim::n, Dim::k}) {
-    if (d != t) dims[at++] = d;
-  }
-  a = dims[0];
-  b = dims[1];
+  a = t == Dim::m ? Dim::n : Dim::m;
+  b = t == Dim::k ? Dim::n : Dim::k;
   return true;
 }
 
@@ -333,7 +328,9 @@ Model shard_model(const Model& model, const TensorParallel& tp, const std::strin
       for (TensorSpec& p : layer.params)
         p.elements = (p.elements + tp.tp - 1) / tp.tp;  // Megatron pads to a multiple
     }
-    for (auto& [id, measured] : layer.measured) {
+    for (auto& entry : layer.measured) {
+      const std::string& id = entry.first;
+      auto& measured = entry.second;
       const auto m = std::find_if(model.measurements.begin(), model.measurements.end(),
                                   [&id](const Measurement& x) { return x.id == id; });
       if (m == model.measurements.end()) continue;

@@ -48,6 +48,7 @@ struct ModelParallelOptions {
   // DTensor). workload/parallel/README.md.
   bool megatron = false;
   bool any() const { return tp > 1 || pp > 1; }
+  int degree() const { return tp * pp; }  // GPUs per data-parallel rank
 };
 
 }  // namespace cs::workload

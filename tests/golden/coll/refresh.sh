@@ -19,4 +19,5 @@ unversioned='s/"clustersim_version": "[^"]*"/"clustersim_version": "VERSION"/'
 "$bin" coll --topology "$topo/dgx-h100-2node.yaml" --op allreduce -b 8 -e 1G -f 2 > "$out/dgx-h100-2node-allreduce.txt"
 "$bin" coll --topology "$topo/dgx-h100-16node.yaml" --op allreduce -b 8 -e 1G -f 2 > "$out/dgx-h100-16node-allreduce.txt"
 (cd "$root" && "$bin" compare calibrate/published/multinode.yaml) > "$out/compare-multinode.txt"
+(cd "$root" && "$bin" compare calibrate/published/training.yaml) > "$out/compare-training.txt"
 echo "refreshed $(ls "$out" | grep -v refresh.sh | tr '\n' ' ')"
