@@ -61,6 +61,25 @@ void time_tp(workload::TensorParallel& tp, CollectiveTimer& timer) {
   }
 }
 
+// Megatron-LM's mixed precision (its Float16Module, and its DistributedDataParallel with fp32
+// gradient accumulation and all-reduce): bf16 parameters, fp32 main gradients in one contiguous
+// buffer that the all-reduce works on in place (no bucket copy), and an fp32 master copy of the
+// parameters in the optimizer beside its states. Per parameter 2 + 4 + 4 + the states, against
+// PyTorch AMP's fp32 4 + 4 + the states + DDP's bucket copy 4 (Megatron-LM's
+// megatron/model/module.py, megatron/optimizer/optimizer.py).
+void megatron_precision(workload::MemoryEstimate& m) {
+  const double n = m.params / 4;  // the planned parameters are fp32
+  const double before = m.params + m.grads + m.optimizer_state + m.ddp_buckets;
+  m.params = 2 * n;
+  m.grads = 4 * n;
+  m.optimizer_state += 4 * n;
+  m.ddp_buckets = 0;
+  const double delta = m.params + m.grads + m.optimizer_state - before;
+  m.peak_backward += delta;
+  m.peak_optimizer += delta;
+  m.total = std::max(m.peak_backward, m.peak_optimizer) + m.outside;
+}
+
 // Layers [first, end)'s collectives as the step plan holds them.
 // `host_scale`: DTensor's fitted host costs carried to the step's host.
 std::vector<workload::LayerCollectives> layer_collectives(const workload::TensorParallel& tp,
@@ -192,16 +211,24 @@ void predict_model_parallel(const StepContext& c, DdpPrediction& p) {
     // The data-parallel all-reduce: DDP's own with one stage (bucketed, overlapping backward);
     // after the pipeline's last backward otherwise (timed below).
     o.ddp.enabled = c.options.ddp.enabled && g.dp > 1;
-    if (stages > 1) o.grad_accum = 1;
     const bool first_stage = s == 0;
     workload::StepPlan plan =
         workload::plan_step(model, o, p.gpu, p.compute, first_stage ? c.input_copy_us : 0.0);
+    if (stages > 1) {
+      // One micro-batch through the stage; every backward after its first adds the stage's
+      // gradients into those kept (PyTorch's .grad, Megatron's main_grad): plan_step's
+      // accumulation kernels, spread over the micro-batches below.
+      for (double us : plan.accumulate_us) st.accumulate_us += us;
+      plan.micro_batches = 1;
+      plan.accumulate_us.clear();
+    }
     if (!first_stage) plan.input_bytes = 0;
     plan.layer_collectives = layer_collectives(tp, first, end, dtensor_scale);
     plan.layer_collective_host_us = host_us;
     // Memory: the stage's shard with the activations of the micro-batches in flight.
     st.in_flight = stages > 1 ? held[static_cast<std::size_t>(s % mp.pp)] : 1;
     st.memory = workload::estimate_memory(model, o, p.gpu.memory_bytes);
+    if (mp.megatron) megatron_precision(st.memory);
     if (st.in_flight > 1) {
       const double more = (st.in_flight - 1) * st.memory.activations / v;
       st.memory.activations += more;
@@ -214,7 +241,11 @@ void predict_model_parallel(const StepContext& c, DdpPrediction& p) {
                        std::to_string(c.options.batch) + " with --tp " + std::to_string(mp.tp) +
                        " --pp " + std::to_string(mp.pp) + " needs " +
                        units::format_size(st.memory.total) + " per GPU on stage " +
-                       std::to_string(s) + ", " + p.gpu.name + " has " +
+                       std::to_string(s) + " (parameters, gradients and optimizer " +
+                       units::format_size(st.memory.params + st.memory.grads +
+                                          st.memory.optimizer_state + st.memory.ddp_buckets) +
+                       ", activations of " + std::to_string(st.in_flight) + " micro-batches " +
+                       units::format_size(st.memory.activations) + "), " + p.gpu.name + " has " +
                        units::format_size(st.memory.capacity));
     }
     if (o.ddp.enabled && g.dp > 1) time_ddp_collectives(plan, *dp_timer);
@@ -252,7 +283,8 @@ void predict_model_parallel(const StepContext& c, DdpPrediction& p) {
     }
     for (double us : plan.allreduce_us) st.dp_sync_us += us;
     times.forward_us.push_back(st.forward_us);
-    times.backward_us.push_back(st.backward_us);
+    const double m = c.options.grad_accum;
+    times.backward_us.push_back(st.backward_us + st.accumulate_us * (m - 1) / m);
     if (s == 0) p.plan = std::move(plan);
     if (s == 0 || st.memory.total > p.memory.total) p.memory = st.memory;
     out.stages.push_back(st);
@@ -285,7 +317,8 @@ void predict_model_parallel(const StepContext& c, DdpPrediction& p) {
   for (int s = r; s < stages; s += mp.pp) {
     const StagePrediction& st = out.stages[static_cast<std::size_t>(s)];
     b.forward_us += m * st.forward_us;
-    b.backward_us += m * st.backward_us;
+    b.backward_us += m * st.backward_us + (m - 1) * st.accumulate_us;
+    b.grad_accumulate_us += (m - 1) * st.accumulate_us;
     b.exposed_communication_us += st.dp_sync_us;
     b.tp_exposed_us += m * st.tp_exposed_us;
     b.recompute_us += m * st.recompute_us;

@@ -35,6 +35,7 @@ struct StagePrediction {
   double compute_us = 0;                   // of those, the kernels' GPU time alone
   double tp_exposed_us = 0;                // of those, the compute stream waiting on TP collectives
   double recompute_us = 0;                 // of the backward, the recomputed forward's kernels
+  double accumulate_us = 0;         // gradient accumulation, once per micro-batch after the first
   double dp_sync_us = 0;            // the stage's gradient all-reduce over the DP group, alone
   double optimizer_us = 0;          // the stage's optimizer step (its TP shard)
   workload::MemoryEstimate memory;  // with the activations of `in_flight` micro-batches

@@ -69,36 +69,37 @@ TEST_CASE("the published runs file: each row's implied time, and its layout") {
 }
 
 TEST_CASE("compare refuses a bad run with file:line:key and exit 2") {
-  SUBCASE("a role that is neither fit nor check") {
-    const fs::path f = runs_file("role",
-                                 "{params_b: 1.7, hidden: 2304, layers: 24, heads: 24, tp: 1, "
-                                 "pp: 1, gpus: 32, global_batch: 512, micro_batch: 1, "
-                                 "tflops_per_gpu: 137, role: guess}");
+  struct Case {
+    const char* name;
+    std::string run;
+    const char* message;
+  };
+  // Table 1's 1.7B row, each case with one figure wrong.
+  const std::string shape = "params_b: 1.7, hidden: 2304, layers: 24, heads: 24, ";
+  const Case cases[] = {
+      {"role",
+       "{" + shape +
+           "tp: 1, pp: 1, gpus: 32, global_batch: 512, micro_batch: 1, tflops_per_gpu: 137, "
+           "role: guess}",
+       "runs.yaml:12: key 'role': 'guess' is not a role; valid: fit, check"},
+      {"layout",
+       "{" + shape +
+           "tp: 8, pp: 3, gpus: 32, global_batch: 512, micro_batch: 1, tflops_per_gpu: 137, "
+           "role: fit}",
+       "key 'gpus': TP 8 x PP 3 does not divide 32 GPUs"},
+      {"batch",
+       "{" + shape +
+           "tp: 1, pp: 1, gpus: 32, global_batch: 500, micro_batch: 1, tflops_per_gpu: 137, "
+           "role: fit}",
+       "key 'global_batch': 500 does not split into micro-batches of 1 over 32 data-parallel "
+       "ranks"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    const fs::path f = runs_file(c.name, c.run);
     const cs::test::CommandResult r = compare(f);
     CHECK(r.status == 2);
-    CHECK(r.output.find("runs.yaml:12: key 'role': 'guess' is not a role; valid: fit, check") !=
-          std::string::npos);
-    fs::remove_all(f.parent_path());
-  }
-  SUBCASE("a layout that does not divide the GPUs") {
-    const fs::path f = runs_file("layout",
-                                 "{params_b: 1.7, hidden: 2304, layers: 24, heads: 24, "
-                                 "tp: 8, pp: 3, gpus: 32, global_batch: 512, "
-                                 "micro_batch: 1, tflops_per_gpu: 137, role: fit}");
-    const cs::test::CommandResult r = compare(f);
-    CHECK(r.status == 2);
-    CHECK(r.output.find("key 'gpus': TP 8 x PP 3 does not divide 32 GPUs") != std::string::npos);
-    fs::remove_all(f.parent_path());
-  }
-  SUBCASE("a global batch that does not split into the micro-batches") {
-    const fs::path f = runs_file("batch",
-                                 "{params_b: 1.7, hidden: 2304, layers: 24, heads: 24, "
-                                 "tp: 1, pp: 1, gpus: 32, global_batch: 500, "
-                                 "micro_batch: 1, tflops_per_gpu: 137, role: fit}");
-    const cs::test::CommandResult r = compare(f);
-    CHECK(r.status == 2);
-    CHECK(r.output.find("key 'global_batch': 500 does not split into micro-batches of 1 over 32 "
-                        "data-parallel ranks") != std::string::npos);
+    CHECK(r.output.find(c.message) != std::string::npos);
     fs::remove_all(f.parent_path());
   }
 }

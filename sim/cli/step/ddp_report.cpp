@@ -96,10 +96,12 @@ std::vector<Row> rows(const workload::StepBreakdown& b, const workload::Training
   // A pipeline's stages run the recomputation inside their backward.
   if (o.activation_checkpointing)
     out.push_back({"recompute",
-                   o.parallel.pp > 1 ? "  of it, recomputed forward" : "recomputed forward",
+                   o.parallel.pp > 1 ? "  of it, recompute" : "recomputed forward",
                    b.recompute_us});
-  if (o.grad_accum > 1 && o.parallel.pp == 1)
-    out.push_back({"grad_accumulate", "gradient accumulation", b.grad_accumulate_us});
+  if (o.grad_accum > 1)
+    out.push_back({"grad_accumulate",
+                   o.parallel.pp > 1 ? "  of it, accumulation" : "gradient accumulation",
+                   b.grad_accumulate_us});
   const bool tp = o.parallel.tp > 1;
   if (o.parallel.pp > 1) {
     if (tp) out.push_back({"tp_exposed", "  of them, TP waits", b.tp_exposed_us});

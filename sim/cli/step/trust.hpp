@@ -35,7 +35,8 @@ std::string trust_line(workload::Strategy strategy, int gpus, int servers);
 // Tensor and pipeline parallelism are not in validate's tables: where their checks are, rather
 // than a figure that could drift from them.
 inline constexpr const char* kModelParallelTrust =
-    "# trust: tensor and pipeline parallelism are not in clustersim validate yet; measured TP and "
-    "PP steps on 4 H200s against these: sim/workload/parallel/README.md";
+    "# trust: tensor and pipeline parallelism are not in clustersim validate yet; checked against "
+    "TP and PP steps measured on 4 H200s (sim/workload/parallel/README.md) and Megatron-LM's "
+    "published runs (clustersim compare calibrate/published/training.yaml)";
 
 }  // namespace cs::cli

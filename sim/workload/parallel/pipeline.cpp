@@ -170,6 +170,10 @@ std::pair<int, int> stage_layers(const Model& model, int stages, int stage,
   return {first, end};
 }
 
+namespace {
+constexpr const char* kRootLayer = "(root)";
+}  // namespace
+
 Model stage_model(const Model& model, int first_layer, int end_layer) {
   Model out;
   out.name = model.name;
@@ -179,6 +183,26 @@ Model stage_model(const Model& model, int first_layer, int end_layer) {
   out.recorded_at = model.recorded_at;
   out.measurements = model.measurements;
   out.layers.assign(model.layers.begin() + first_layer, model.layers.begin() + end_layer);
+  // An export lists the root module first and records under it what the root saves for backward:
+  // the loss's inputs (the logits). The loss runs on the last stage, so those bytes are held there.
+  const bool last = end_layer == static_cast<int>(model.layers.size());
+  for (Layer& layer : out.layers) {
+    if (layer.name == kRootLayer && layer.block < 0 && !last) layer.activation_bytes = 0;
+  }
+  // (The stage's last layer takes them: its ops and parameters stay with the first stage, and the
+  // stage keeps the layers of [first_layer, end_layer), which TP's collectives index.)
+  if (last && first_layer > 0 && !out.layers.empty()) {
+    for (int i = 0; i < first_layer; ++i) {
+      const Layer& root = model.layers[static_cast<std::size_t>(i)];
+      if (root.name != kRootLayer || root.block >= 0) continue;
+      Layer& holder = out.layers.back();
+      if (holder.activation_bytes == 0) {
+        holder.activation_scale_batch = root.activation_scale_batch;
+        holder.activation_scale_seq = root.activation_scale_seq;
+      }
+      holder.activation_bytes += root.activation_bytes;
+    }
+  }
   int first_block = -1;
   for (const Layer& layer : out.layers) {
     if (layer.block >= 0 && first_block < 0) first_block = layer.block;
