@@ -244,7 +244,8 @@ void predict_model_parallel(const StepContext& c, DdpPrediction& p) {
                        std::to_string(s) + " (parameters, gradients and optimizer " +
                        units::format_size(st.memory.params + st.memory.grads +
                                           st.memory.optimizer_state + st.memory.ddp_buckets) +
-                       ", activations of " + std::to_string(st.in_flight) + " micro-batches " +
+                       ", activations of " + std::to_string(st.in_flight) +
+                       (st.in_flight == 1 ? " micro-batch " : " micro-batches ") +
                        units::format_size(st.memory.activations) + "), " + p.gpu.name + " has " +
                        units::format_size(st.memory.capacity));
     }

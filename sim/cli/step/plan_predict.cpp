@@ -239,8 +239,11 @@ void search_model_parallel(Search& s, const workload::TrainingOptions& options) 
       o.parallel.pp = pp;
       o.sync_every_micro = false;
       o.activation_checkpointing = false;
-      for (int micro : {1, 2, 4, 8}) {
-        if (share % micro != 0 || (s.global_batch <= 0 && micro != share)) continue;
+      // Without a global batch the batch runs as one micro-batch.
+      const std::vector<int> micros =
+          s.global_batch > 0 ? std::vector<int>{1, 2, 4, 8} : std::vector<int>{share};
+      for (int micro : micros) {
+        if (share % micro != 0) continue;
         o.batch = micro;
         o.grad_accum = share / micro;
         if (s.run(o)) continue;
