@@ -54,8 +54,8 @@ PublishedRun parse_run(const YAML::Node& node, const std::string& file, const st
     r.model = resolved(dir, f.text("model"));
     if (!is_file(r.model)) f.fail("model", "no model file " + r.model);
   }
-  r.params_b = *f.optional_number("params_b", 0, 1e6);
   if (!f.has("params_b")) f.fail("params_b", "missing: the published parameter count, billions");
+  r.params_b = *f.optional_number("params_b", 0, 1e6);
   r.hidden = static_cast<int>(f.integer("hidden", 1, 1 << 20));
   r.layers = static_cast<int>(f.integer("layers", 1, 1 << 16));
   r.heads = static_cast<int>(f.integer("heads", 1, 1 << 16));
