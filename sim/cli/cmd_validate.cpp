@@ -39,6 +39,7 @@ struct ValidateArgs {
   bool timing_set = false;
   std::vector<std::string> cross;
   std::vector<std::string> ddp;
+  std::vector<std::string> parallel;
   bool host_probes = false;
   std::string models = "models";
   bool models_set = false;
@@ -83,6 +84,15 @@ void run_cross(const ValidateArgs& a) {
 }
 
 void run_validate(const ValidateArgs& a) {
+  if (!a.parallel.empty()) {
+    // --parallel: measured TP and PP steps against predicted ones (step/validate_ddp.hpp).
+    if (!a.data.empty() || !a.cross.empty() || !a.ddp.empty())
+      throw InputError("give --parallel alone, not with --data, --cross or --ddp");
+    if (!a.calibration.empty() || !a.csv.empty() || !a.json.empty() || a.host_probes)
+      throw InputError("--parallel takes --topology and --models only");
+    run_validate_parallel(a.topology, a.parallel, a.models);
+    return;
+  }
   if (!a.ddp.empty()) {
     run_ddp_steps(a);
     return;
@@ -160,6 +170,10 @@ void add_validate_command(CLI::App& app) {
                   "Instead of --data: a folder of DDP step files (calibrate/ddp/ddp_steps.py); "
                   "each measured step predicted as `clustersim ddp` predicts it, with priors and "
                   "with --calibration");
+  cmd->add_option("--parallel", args->parallel,
+                  "Instead of --data: a folder of tensor- and pipeline-parallel step files "
+                  "(calibrate/parallel/); each measured step predicted as `clustersim ddp` "
+                  "predicts it with the run's layout");
   cmd->add_option("--models", args->models,
                   "With --ddp: the folder of the step files' <model>.yaml (default: models)")
       ->each([args](const std::string&) { args->models_set = true; });

@@ -34,6 +34,8 @@ seed fuzz_calibration calibrate/data/*/calibration.json tests/data/bad/calibrati
 seed fuzz_measurements calibrate/data/h100x1/launch.json calibrate/data/h100x1-run2/copy.json \
   calibrate/data/h200x4/nccl-tree-ll-n2.json calibrate/data/h200x4/nccl-tree-simple-n3.json \
   calibrate/data/h200x4/gemm.json calibrate/data/h200x2-pace/calls1/nccl-default-n2.json \
+  calibrate/data/h200x4-r11-parallel/tp-llama-1b-b1-n2.json \
+  calibrate/data/h200x4-r11-parallel/pp-1f1b-llama-1b-mb2x4-n2.json \
   tests/data/bad_measurements/*/*.json tests/data/bad/measurements/* \
   tests/data/fuzz/fuzz_measurements/*
 # The test models (tiny ones and one per error), and of the shipped models (110-500 KB of measured

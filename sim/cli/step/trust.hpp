@@ -32,11 +32,11 @@ extern const char* const kTrustCompareCommand;
 // One header line: "# trust: ..." for a step of `strategy` on `gpus` GPUs over `servers`.
 std::string trust_line(workload::Strategy strategy, int gpus, int servers);
 
-// Tensor and pipeline parallelism are not in validate's tables: where their checks are, rather
-// than a figure that could drift from them.
+// Tensor and pipeline parallelism: the commands that check them, rather than a figure that could
+// drift from what they print.
 inline constexpr const char* kModelParallelTrust =
-    "# trust: tensor and pipeline parallelism are not in clustersim validate yet; checked against "
-    "TP and PP steps measured on 4 H200s (sim/workload/parallel/README.md) and Megatron-LM's "
+    "# trust: tensor and pipeline parallelism checked against TP and PP steps measured on 4 "
+    "H200s (clustersim validate --parallel calibrate/data/h200x4-r11-parallel) and Megatron-LM's "
     "published runs (clustersim compare calibrate/published/training.yaml)";
 
 }  // namespace cs::cli

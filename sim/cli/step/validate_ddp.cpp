@@ -47,25 +47,6 @@ class ScopedNvlsEnable {
   std::optional<std::string> old_;
 };
 
-// The model file a step file names, under --models; an error at the step file's `model` key
-// lists the model files there.
-std::string model_path(const cal::DdpStepFile& f, const std::string& models) {
-  std::string path = (fs::path(models) / (f.model + ".yaml")).string();
-  std::error_code ec;
-  if (fs::is_regular_file(path, ec)) return path;
-  std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(models, ec)) {
-    if (entry.path().extension() == ".yaml") names.push_back(entry.path().stem().string());
-  }
-  std::sort(names.begin(), names.end());
-  std::string list;
-  for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
-  throw InputError(
-      f.model_at, "model",
-      "no model file '" + path + "' (--models " + models + "); " +
-          (names.empty() ? "no *.yaml model files there" : "model files there: " + list));
-}
-
 // The flags `clustersim ddp` would be given for one variant of a run.
 StepFlags flags_of(const cal::DdpStepFile& f, const cal::DdpVariant& v) {
   StepFlags flags;
@@ -138,6 +119,24 @@ std::string nccl_line(const std::vector<cal::DdpStepFolder>& folders) {
 
 }  // namespace
 
+std::string model_file_path(const std::string& model, const SourceLoc& at,
+                            const std::string& models) {
+  std::string path = (fs::path(models) / (model + ".yaml")).string();
+  std::error_code ec;
+  if (fs::is_regular_file(path, ec)) return path;
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(models, ec)) {
+    if (entry.path().extension() == ".yaml") names.push_back(entry.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  std::string list;
+  for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+  throw InputError(
+      at, "model",
+      "no model file '" + path + "' (--models " + models + "); " +
+          (names.empty() ? "no *.yaml model files there" : "model files there: " + list));
+}
+
 void run_validate_ddp(const ValidateDdpArgs& a) {
   std::vector<cal::DdpStepFolder> folders;
   std::vector<NamedPath> inputs = {{"--topology file", a.topology},
@@ -156,7 +155,8 @@ void run_validate_ddp(const ValidateDdpArgs& a) {
   std::map<std::string, std::string> model_files;  // model name -> path
   for (const cal::DdpStepFolder& folder : folders) {
     for (const cal::DdpStepFile& f : folder.steps) {
-      if (model_files.count(f.model) == 0) model_files[f.model] = model_path(f, a.models);
+      if (model_files.count(f.model) == 0)
+        model_files[f.model] = model_file_path(f.model, f.model_at, a.models);
     }
   }
   std::vector<NamedPath> models_read;

@@ -28,6 +28,9 @@ data=$root/calibrate/data
 # the source tree, as the README's command is, so that --models' default finds models/.
 (cd "$root" && "$bin" validate -t topologies/h200-4gpu.yaml --ddp calibrate/data/h200x2-r2-ddp \
   > tests/golden/validate/ddp-h200x2-r2.txt)
+# Measured TP, TP + SP and PP steps of the 4 x H200 node against predicted ones.
+(cd "$root" && "$bin" validate -t topologies/h200-4gpu.yaml --parallel \
+  calibrate/data/h200x4-r11-parallel > tests/golden/validate/parallel-h200x4-r11.txt)
 # The other machines' calibration files (no golden output: h200x2 has one rank count, the
 # single-GPU machines no NCCL runs). Each is fitted on the topology closest to the machine.
 for pair in h200x2:h200-4gpu h100x1:dgx-h100 h200x1:dgx-h200; do
