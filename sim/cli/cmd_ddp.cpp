@@ -27,11 +27,38 @@ struct DdpArgs {
   std::string ranks;  // empty: 1, or every GPU with --nodes
   std::string nodes;
   StepFlags step;
+  int global_batch = 0;  // --global-batch: the micro-batches derived from it
+  int dp = 0;            // --dp: the data-parallel degree, checked against the ranks
   std::string calibration;
   bool csv = false;
   bool json = false;
   std::string trace;
 };
+
+// The step's options on `ranks` GPUs: --dp checked against ranks / (TP x PP), and --global-batch
+// turned into micro-batches of --batch per data-parallel rank.
+workload::TrainingOptions layout_options(const DdpArgs& a, const workload::TrainingOptions& base,
+                                         std::size_t ranks) {
+  workload::TrainingOptions o = base;
+  const int degree = o.parallel.degree();
+  const int n = static_cast<int>(ranks);
+  if (n % degree != 0) return o;  // predict_ddp names --tp
+  const int dp = n / degree;
+  if (a.dp > 0 && a.dp != dp) {
+    throw InputError("flag '--dp': " + std::to_string(a.dp) + " data-parallel ranks, but " +
+                     std::to_string(n) + " ranks / (TP " + std::to_string(o.parallel.tp) +
+                     " x PP " + std::to_string(o.parallel.pp) + ") = " + std::to_string(dp));
+  }
+  if (a.global_batch > 0) {
+    if (a.global_batch % (dp * o.batch) != 0) {
+      throw InputError("flag '--global-batch': " + std::to_string(a.global_batch) +
+                       " does not split into micro-batches of " + std::to_string(o.batch) +
+                       " over " + std::to_string(dp) + " data-parallel ranks");
+    }
+    o.grad_accum = a.global_batch / (dp * o.batch);
+  }
+  return o;
+}
 
 void run_ddp(const DdpArgs& a) {
   refuse_outputs_over_inputs({{"--trace", a.trace}}, {{"--topology file", a.topology},
@@ -42,7 +69,9 @@ void run_ddp(const DdpArgs& a) {
     throw InputError("--trace: the trace is one step; give --nodes one count");
   }
   const workload::Model model = workload::load_model_file(a.model);
-  const workload::TrainingOptions options = step_options(a.step, model);
+  const workload::TrainingOptions base = step_options(a.step, model);
+  if (a.global_batch > 0 && a.step.grad_accum > 1)
+    throw InputError("flag '--global-batch': give it or --grad-accum, not both");
   std::optional<cal::Calibration> calibration;
   if (!a.calibration.empty()) calibration = cal::load_calibration(a.calibration);
   // Every count is predicted before anything is printed: a count that fails prints nothing.
@@ -55,6 +84,7 @@ void run_ddp(const DdpArgs& a) {
     const std::string rank_text = !a.ranks.empty() ? a.ranks : servers > 0 ? "" : "1";
     const std::vector<int> ranks = parse_ranks(rank_text, static_cast<int>(cluster.ranks.size()));
     if (calibration) apply_calibration(*calibration, cluster, ranks);
+    const workload::TrainingOptions options = layout_options(a, base, ranks.size());
     // The trace shows the busiest link directions of the all-reduces beside the streams.
     constexpr int kTraceLinks = 8;
     const DdpPrediction p =
@@ -105,6 +135,13 @@ void add_ddp_command(CLI::App& app) {
                   "Rank count N (0..N-1) or list 0,1,8,9 / 0-7 (default 1; with --nodes, all)");
   add_nodes_option(cmd, args->nodes, true);
   add_step_flags(cmd, args->step);
+  cmd->add_option("--global-batch", args->global_batch,
+                  "Samples per optimizer step over every data-parallel rank: --grad-accum "
+                  "becomes it / (data-parallel ranks x --batch)")
+      ->check(CLI::Range(1, 1 << 24));
+  cmd->add_option("--dp", args->dp,
+                  "Data-parallel degree, checked: the ranks / (TP x PP) (default: derived)")
+      ->check(CLI::Range(1, 1 << 24));
   cmd->add_option(
       "--calibration,-c", args->calibration,
       "Calibration file: its GEMM fit, copy rates and NCCL constants replace the priors");

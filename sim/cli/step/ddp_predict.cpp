@@ -11,7 +11,9 @@
 namespace cs::cli {
 
 void add_step_flags(CLI::App* cmd, StepFlags& flags) {
-  cmd->add_option("--batch", flags.batch, "Per-GPU batch, >= 1 (default: the model file's)")
+  cmd->add_option("--batch,--micro-batch", flags.batch,
+                  "Per-GPU batch (with --grad-accum or a pipeline: the micro-batch), >= 1 "
+                  "(default: the model file's)")
       ->check(CLI::Range(1, 1 << 24));
   cmd->add_option("--seq", flags.seq, "Sequence length, >= 1 (default: the model file's)")
       ->check(CLI::Range(1, 1 << 24));
@@ -88,7 +90,7 @@ void add_step_flags(CLI::App* cmd, StepFlags& flags) {
   cmd->add_option("--virtual-stages", flags.virtual_stages,
                   "Model chunks per pipeline rank (interleaved-1f1b; default 1)")
       ->check(CLI::Range(1, 1 << 10));
-  cmd->add_option("--pp-blocks", flags.pp_blocks,
+  cmd->add_option("--pp-blocks,--pp-layers", flags.pp_blocks,
                   "Blocks per pipeline stage, comma-separated (default: even)");
   cmd->add_option("--tp-impl", flags.tp_impl,
                   "Whose tensor parallelism: pytorch (parallelize_module over DTensors, the "

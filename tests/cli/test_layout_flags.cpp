@@ -1,0 +1,57 @@
+// clustersim ddp's layout flags: --global-batch (micro-batches derived from it), --dp (checked)
+// and the aliases the issue names (--micro-batch, --pp-layers).
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "support/cli_run.hpp"
+
+namespace {
+
+// Llama-3.1-8B as TP 4 x PP 2 on two DGX H100: 16 ranks / 8 = 2 data-parallel ranks.
+cs::test::CommandResult ddp(const std::string& flags) {
+  const std::string root = CLUSTERSIM_SOURCE_DIR;
+  return cs::test::run_command("'" + std::string(CLUSTERSIM_BINARY) + "' ddp -t '" + root +
+                               "/topologies/dgx-h100-2node.yaml' -m '" + root +
+                               "/models/llama-3.1-8b.yaml' --nodes 2 --tp 4 --pp 2 " + flags +
+                               " 2>&1");
+}
+
+std::string step_line(const std::string& output) {
+  const std::size_t at = output.find("\nstep ");
+  return at == std::string::npos ? "" : output.substr(at + 1, output.find('\n', at + 1) - at - 1);
+}
+
+}  // namespace
+
+TEST_CASE("ddp --global-batch: 16 samples over 2 data-parallel ranks of 1 are 8 micro-batches") {
+  const cs::test::CommandResult derived = ddp("--global-batch 16 --micro-batch 1");
+  const cs::test::CommandResult given = ddp("--batch 1 --grad-accum 8");
+  REQUIRE(derived.status == 0);
+  REQUIRE(given.status == 0);
+  CHECK(derived.output.find("8 micro-batches, 2 stages") != std::string::npos);
+  CHECK(step_line(derived.output) == step_line(given.output));
+  CHECK(!step_line(given.output).empty());
+}
+
+TEST_CASE("ddp refuses layout flags that do not agree, naming the flag") {
+  struct Case {
+    const char* flags;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"--global-batch 15 --batch 1",
+       "flag '--global-batch': 15 does not split into micro-batches of 1 over 2 data-parallel "
+       "ranks"},
+      {"--dp 3", "flag '--dp': 3 data-parallel ranks, but 16 ranks / (TP 4 x PP 2) = 2"},
+      {"--global-batch 16 --grad-accum 2",
+       "flag '--global-batch': give it or --grad-accum, not both"},
+      {"--pp-layers 20,10 --batch 1", "flag '--pp-blocks'"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.flags);
+    const cs::test::CommandResult r = ddp(c.flags);
+    CHECK(r.status == 2);
+    CHECK(r.output.find(c.message) != std::string::npos);
+  }
+}
