@@ -324,8 +324,9 @@ void add_plan_command(CLI::App& app) {
                   "TEMPLATE=USD_PER_HOUR: a server template's price (repeatable; overrides the "
                   "file's price_per_hour)");
   cmd->add_option("--global-batch", args->global_batch,
-                  "Keep this global batch on every candidate (per-GPU batch = it / GPUs) instead "
-                  "of the per-GPU one");
+                  "Keep this global batch on every candidate (per-GPU batch = it / GPUs; with "
+                  "--tp/--pp, per data-parallel rank, and with --pp in micro-batches of --batch) "
+                  "instead of the per-GPU one");
   add_step_flags(cmd, args->step);
   cmd->add_option("--plot", args->plot, "Draw cost against time into OUT.png or OUT.svg");
   auto* csv = cmd->add_flag("--csv", args->csv, "Print CSV");

@@ -47,6 +47,11 @@ TEST_CASE("clustersim plan matches its golden outputs") {
        "-m models/llama-3.1-8b.yaml -t topologies/aws-p5.48xlarge.yaml "
        "-t topologies/aws-p4d.24xlarge.yaml --nodes 4,16 --tokens 1T --global-batch 512 "
        "--strategy auto --csv"},
+      // TP 8 x PP 4 as given: the global batch in micro-batches of --batch 1 per DP rank.
+      {"llama-3.1-70b-tp8-pp4.txt",
+       "-m models/llama-3.1-70b.yaml -t topologies/dgx-h100-2048node-superpod.yaml --nodes 64 "
+       "--tokens 1T --global-batch 1024 --tp 8 --pp 4 --batch 1 --tp-impl megatron "
+       "--activation-checkpointing --price dgx-h100=55.04"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.golden);

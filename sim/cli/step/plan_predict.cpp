@@ -81,7 +81,18 @@ plan::Candidate predict_candidate(const topo::Cluster& cluster, int global_batch
     return c;
   }
   const int replicas = c.gpus / c.model_parallel;
-  if (global_batch > 0) {
+  if (global_batch > 0 && o.parallel.pp > 1 && o.grad_accum == 1) {
+    // A pipeline runs micro-batches: of --batch samples (the model file's batch by default), as
+    // many as each data-parallel rank's share holds.
+    const int unit = replicas * o.batch;
+    if (global_batch % unit != 0) {
+      c.why_not = "a global batch of " + std::to_string(global_batch) +
+                  " does not split into micro-batches of " + std::to_string(o.batch) + " over " +
+                  std::to_string(replicas) + " data-parallel ranks";
+      return c;
+    }
+    o.grad_accum = global_batch / unit;
+  } else if (global_batch > 0) {
     // Each data-parallel rank's share, in options.grad_accum micro-batches.
     const int per_step = replicas * o.grad_accum;
     if (global_batch % per_step != 0) {

@@ -19,4 +19,5 @@ aws="-t topologies/aws-p4d.24xlarge.yaml -t topologies/aws-p5.48xlarge.yaml -t t
 "$bin" plan -m models/gpt2-xl.yaml $aws -t topologies/dgx-h100-16node.yaml --nodes 4 --tokens 30B --max-cost 4000 --csv > "$out/gpt2-xl-batch4-max-cost.csv"
 "$bin" plan -m models/gpt2.yaml -t topologies/dgx-h100-16node.yaml --price dgx-h100=40 --nodes 1,2 --global-batch 64 --samples 1M --json | sed -E "$unversioned" > "$out/gpt2-dgx-price-global-batch.json"
 "$bin" plan -m models/llama-3.1-8b.yaml -t topologies/aws-p5.48xlarge.yaml -t topologies/aws-p4d.24xlarge.yaml --nodes 4,16 --tokens 1T --global-batch 512 --strategy auto --csv > "$out/llama-3.1-8b-auto-1t.csv"
+"$bin" plan -m models/llama-3.1-70b.yaml -t topologies/dgx-h100-2048node-superpod.yaml --nodes 64 --tokens 1T --global-batch 1024 --tp 8 --pp 4 --batch 1 --tp-impl megatron --activation-checkpointing --price dgx-h100=55.04 > "$out/llama-3.1-70b-tp8-pp4.txt"
 echo "refreshed $(ls "$out" | grep -v refresh.sh | tr '\n' ' ')"
