@@ -1,7 +1,11 @@
 // clustersim ddp's layout flags: --global-batch (micro-batches derived from it), --dp (checked)
-// and the aliases the issue names (--micro-batch, --pp-layers).
+// and the aliases the issue names (--micro-batch, --pp-layers); a pipeline's trace.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "support/cli_run.hpp"
@@ -54,4 +58,25 @@ TEST_CASE("ddp refuses layout flags that do not agree, naming the flag") {
     CHECK(r.status == 2);
     CHECK(r.output.find(c.message) != std::string::npos);
   }
+}
+
+TEST_CASE("ddp --trace of a pipeline: every rank's forwards and backwards, then its tail") {
+  const std::string path = "/tmp/cs-pipeline-trace-" + std::to_string(::getpid()) + ".json";
+  const cs::test::CommandResult r = ddp("--batch 1 --grad-accum 8 --trace " + path);
+  REQUIRE(r.status == 0);
+  const nlohmann::json trace = nlohmann::json::parse(cs::test::read_text_file(path));
+  std::remove(path.c_str());
+  int forwards = 0, backwards = 0, tails = 0;
+  for (const nlohmann::json& e : trace["traceEvents"]) {
+    if (e["ph"] != "X" || e["pid"] != 2) continue;
+    const std::string cat = e["cat"];
+    forwards += cat == "forward";
+    backwards += cat == "backward";
+    tails += cat == "tail";
+    CHECK(e["dur"].get<double>() > 0);
+  }
+  // 2 pipeline ranks x 8 micro-batches, one forward and one backward each; one tail per rank.
+  CHECK(forwards == 16);
+  CHECK(backwards == 16);
+  CHECK(tails == 2);
 }

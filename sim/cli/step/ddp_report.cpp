@@ -1,6 +1,7 @@
 // Renderings of one simulated step.
 #include "cli/step/ddp_report.hpp"
 
+#include "cli/step/pipeline_trace.hpp"
 #include "cli/step/trust.hpp"
 
 #include <algorithm>
@@ -95,8 +96,7 @@ std::vector<Row> rows(const workload::StepBreakdown& b, const workload::Training
                           {"backward", "backward", b.backward_us}};
   // A pipeline's stages run the recomputation inside their backward.
   if (o.activation_checkpointing)
-    out.push_back({"recompute",
-                   o.parallel.pp > 1 ? "  of it, recompute" : "recomputed forward",
+    out.push_back({"recompute", o.parallel.pp > 1 ? "  of it, recompute" : "recomputed forward",
                    b.recompute_us});
   if (o.grad_accum > 1)
     out.push_back({"grad_accumulate",
@@ -339,6 +339,7 @@ std::string ddp_trace_json(const DdpReport& r) {
       }
     }
   }
+  if (r.parallel != nullptr) add_pipeline_events(events, *r.parallel, 2);
   nlohmann::json trace;
   trace["traceEvents"] = events;
   trace["displayTimeUnit"] = "ms";
