@@ -69,11 +69,12 @@ for _r in TABLE1:
 #   - each block (pre-LN, residual stream in bf16 as Megatron's without
 #     --fp32-residual-connection): input_layernorm; self_attention.query_key_value, one fused
 #     QKV Linear; self_attention.core_attention: baddbmm for Q K^T with the 1/sqrt(d) scale as
-#     its alpha, the causal mask and softmax in bf16 (outside autocast, which would upcast the
-#     softmax to fp32; Megatron's scaled_upper_triang_masked_softmax is one bf16-in, bf16-out
-#     kernel each way over the lower triangle, here forward is two full-size kernels,
-#     masked_fill_ and softmax, and backward one, the softmax's), attention dropout
-#     0.1, bmm with V, the permute back to [seq, batch, hidden] (one copy, as Megatron's);
+#     its alpha, then Megatron's scaled_upper_triang_masked_softmax: scale, causal mask and
+#     softmax as one bf16-in, bf16-out kernel each way (megatron_softmax.py: a custom op backed
+#     by Triton, fp32 math, reading the lower triangle and writing the whole square once; its
+#     scale is 1 here, Megatron's is the layer number with query-key layer scaling, which
+#     divides baddbmm's alpha by it as well: the same work), attention dropout 0.1, bmm with V,
+#     the permute back to [seq, batch, hidden] (one copy, as Megatron's);
 #     self_attention.dense; hidden dropout 0.1 and the residual add (Megatron's jit-fused
 #     bias_dropout_add is one kernel; here the bias is in the GEMM and dropout and add are two);
 #     post_attention_layernorm; mlp.dense_h_to_4h (4h, bias in the GEMM), mlp.activation_func,
@@ -91,6 +92,7 @@ import math  # noqa: E402
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
+from megatron_softmax import scaled_upper_triang_masked_softmax  # noqa: E402
 from torch import nn  # noqa: E402
 
 BF16 = torch.bfloat16
@@ -111,10 +113,11 @@ class LayerNorm(nn.LayerNorm):
 
 
 class _CausalSoftmax(torch.autograd.Function):
-    """Megatron's ScaledUpperTriangMaskedSoftmax (fused_softmax.py) in eager: forward the causal
-    mask in place and a bf16 softmax (two kernels where Megatron's CUDA kernel is one), backward
-    the softmax's backward alone (one kernel, as Megatron's): the masked probabilities are 0, so
-    their gradient is 0 without a mask kernel. The scale is baddbmm's alpha."""
+    """Megatron's ScaledUpperTriangMaskedSoftmax (fused_softmax.py) in eager, as the exports of
+    calibrate/data/h200x1-megatron-kernels ran it: forward the causal mask in place and a bf16
+    softmax (two full-size kernels where Megatron's CUDA kernel is one), backward the softmax's
+    backward alone. CoreAttention now runs megatron_softmax.py's fused op; this stays as the
+    reference its check compares with (calibrate/data/h200x1-megatron-fused/check_softmax.py)."""
 
     @staticmethod
     def forward(ctx, scores, mask):
@@ -139,13 +142,11 @@ class Gelu(nn.Module):
 
 
 class CoreAttention(nn.Module):
-    """Megatron-LM 2021's unfused attention on [seq, batch, heads, 3 x head_dim] QKV."""
+    """Megatron-LM 2021's attention (no flash kernel) on [seq, batch, heads, 3 x head_dim] QKV."""
 
     def __init__(self, heads, head_dim, seq, dropout):
         super().__init__()
         self.heads, self.head_dim, self.dropout = heads, head_dim, dropout
-        # A plain tensor, no buffer: DDP would broadcast a buffer every step.
-        self.causal = torch.ones(seq, seq, dtype=torch.bool).triu(1)
 
     def forward(self, mixed):
         s, b = mixed.shape[0], mixed.shape[1]
@@ -159,7 +160,7 @@ class CoreAttention(nn.Module):
             scores = torch.empty(b * np_, s, s, dtype=q.dtype, device=q.device)
             scores = torch.baddbmm(scores, q.transpose(0, 1), k.transpose(0, 1).transpose(1, 2),
                                    beta=0.0, alpha=1.0 / math.sqrt(hn))
-            probs = _CausalSoftmax.apply(scores.view(b, np_, s, s), self.causal[:s, :s])
+            probs = scaled_upper_triang_masked_softmax(scores.view(b, np_, s, s), 1.0)
             probs = F.dropout(probs, self.dropout, self.training)
             context = torch.bmm(probs.view(b * np_, s, s), v.transpose(0, 1))
             context = context.view(b, np_, s, hn).permute(2, 0, 1, 3).contiguous()
@@ -315,8 +316,9 @@ def megatron_spec(row, layers=None):
         f" eager (calibrate/models/megatron_gpt.py, megatron_block_*) as Narayanan et al. (SC21)"
         f" Table 1, row {row}: {depth} layers, {hidden} wide, {heads} heads, MLP {4 * hidden}"
         f" (tanh GeLU, one kernel), vocab {VOCAB}, {SEQ} learned positions, bf16 LayerNorms and"
-        f" residual stream, fused QKV Linear, unfused attention (baddbmm, masked_fill + bf16"
-        f" softmax, dropout 0.1, bmm), hidden dropout 0.1, tied head, Megatron's vocab-parallel"
+        f" residual stream, fused QKV Linear, attention as baddbmm, Megatron's"
+        f" fused scale-causal-mask-softmax (one Triton kernel each way), dropout 0.1, bmm,"
+        f" hidden dropout 0.1, tied head, Megatron's vocab-parallel"
         f" cross-entropy (TP 1)" + (f"; exported as a shallow instance of {blocks} layers"
                                    if blocks != depth else ""),
         build=builders._on_gpu(lambda: GPTModel(VOCAB, hidden, heads, SEQ, blocks)),
