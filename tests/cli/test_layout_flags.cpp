@@ -80,3 +80,29 @@ TEST_CASE("ddp --trace of a pipeline: every rank's forwards and backwards, then 
   CHECK(backwards == 16);
   CHECK(tails == 2);
 }
+
+TEST_CASE(
+    "--tp-impl megatron holds Megatron-LM's mixed precision: bf16 parameters, fp32 main "
+    "gradients in place, an fp32 master copy") {
+  // Llama-1B at TP 2 x DP 2 on a DGX H200. PyTorch's AMP holds n fp32 parameters (4n bytes), 4n of
+  // gradients, AdamW's 8n and DDP's bucket copy 4n; Megatron-LM 2n, 4n, 8n + 4n and no buckets.
+  const auto memory = [](const std::string& impl) {
+    const std::string root = CLUSTERSIM_SOURCE_DIR;
+    const cs::test::CommandResult r = cs::test::run_command(
+        "'" + std::string(CLUSTERSIM_BINARY) + "' ddp -t '" + root +
+        "/topologies/dgx-h200.yaml' -m '" + root +
+        "/models/llama-1b.yaml' -n 0-3 --tp 2 --json --tp-impl " + impl + " 2>&1");
+    REQUIRE(r.status == 0);
+    return nlohmann::json::parse(r.output)["memory_bytes"];
+  };
+  const nlohmann::json pytorch = memory("pytorch");
+  const nlohmann::json megatron = memory("megatron");
+  const double n = pytorch["params"].get<double>() / 4;
+  CHECK(pytorch["ddp_buckets"].get<double>() == doctest::Approx(4 * n));
+  CHECK(megatron["params"].get<double>() == doctest::Approx(2 * n));
+  CHECK(megatron["grads"].get<double>() == doctest::Approx(4 * n));
+  CHECK(megatron["optimizer_state"].get<double>() == doctest::Approx(12 * n));
+  CHECK(megatron["ddp_buckets"].get<double>() == 0);
+  // The peak falls by what the buffers do: (4 + 4 + 8 + 4) - (2 + 4 + 12) = 2n.
+  CHECK(pytorch["total"].get<double>() - megatron["total"].get<double>() == doctest::Approx(2 * n));
+}
