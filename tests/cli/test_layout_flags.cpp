@@ -106,3 +106,38 @@ TEST_CASE(
   // The peak falls by what the buffers do: (4 + 4 + 8 + 4) - (2 + 4 + 12) = 2n.
   CHECK(pytorch["total"].get<double>() - megatron["total"].get<double>() == doctest::Approx(2 * n));
 }
+
+TEST_CASE("sweep's tp, pp and grad_accum axes run the step ddp runs with those flags") {
+  const std::string root = CLUSTERSIM_SOURCE_DIR;
+  const std::string file = "/tmp/cs-sweep-layout-" + std::to_string(::getpid()) + ".yaml";
+  {
+    std::FILE* out = std::fopen(file.c_str(), "w");
+    REQUIRE(out != nullptr);
+    std::fprintf(out,
+                 "command: ddp\naxes:\n  topology: %s/topologies/dgx-h100-2node.yaml\n"
+                 "  nodes: [2]\n  model: %s/models/llama-3.1-8b.yaml\n  batch: [1]\n"
+                 "  tp: [4]\n  pp: [2]\n  grad_accum: [8]\n",
+                 root.c_str(), root.c_str());
+    std::fclose(out);
+  }
+  const cs::test::CommandResult sweep = cs::test::run_command("'" + std::string(CLUSTERSIM_BINARY) +
+                                                              "' sweep '" + file + "' 2>/dev/null");
+  std::remove(file.c_str());
+  REQUIRE(sweep.status == 0);
+  const cs::test::CommandResult step = ddp("--batch 1 --grad-accum 8 --csv");
+  REQUIRE(step.status == 0);
+  // The step in ms, as each prints it: ddp's CSV column step_ms, the sweep's 11th column.
+  const auto field = [](const std::string& line, int index) {
+    std::size_t at = 0;
+    for (int i = 0; i < index; ++i) at = line.find(',', at) + 1;
+    return std::stod(line.substr(at, line.find(',', at) - at));
+  };
+  const std::string sweep_row = sweep.output.substr(sweep.output.find('\n') + 1);
+  const std::string ddp_row = step.output.substr(step.output.find('\n') + 1);
+  const std::string ddp_head = step.output.substr(0, step.output.find('\n'));
+  int step_column = 0;
+  for (std::size_t at = 0; ddp_head.compare(at, 8, "step_ms,") != 0;
+       at = ddp_head.find(',', at) + 1)
+    ++step_column;
+  CHECK(field(sweep_row, 10) == doctest::Approx(field(ddp_row, step_column)).epsilon(1e-9));
+}
