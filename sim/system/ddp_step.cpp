@@ -230,7 +230,7 @@ DdpPrediction predict_ddp(const topo::Cluster& cluster, const workload::Model& m
       }
     }
   }
-  if (!fsdp && !options.parallel.any()) {
+  if (!fsdp && !options.parallel.model_parallel_step()) {
     p.memory = workload::estimate_memory(model, options, p.gpu.memory_bytes);
     refuse_unless_fits(model, options, p, [&](const workload::TrainingOptions& o) {
       return workload::estimate_memory(model, o, p.gpu.memory_bytes);
@@ -253,11 +253,11 @@ DdpPrediction predict_ddp(const topo::Cluster& cluster, const workload::Model& m
   if (on_server > 1 && step.host_all) step.host = step.host_all;
   const coll::TunerOptions nccl_options =
       nccl_env_options(calibration != nullptr && calibration->nvls);
-  if (options.parallel.any()) {
+  if (options.parallel.model_parallel_step()) {
     if (fsdp) {
       throw InputError("flag '--strategy': " + std::string(workload::to_string(options.strategy)) +
-                       " beside --tp or --pp is not modelled yet; use ddp (Megatron's data "
-                       "parallelism)");
+                       " beside --tp, --pp or --tp-impl megatron is not modelled yet; use ddp "
+                       "(Megatron's data parallelism)");
     }
     const StepContext context{
         cluster,      graph,

@@ -199,6 +199,7 @@ void predict_model_parallel(const StepContext& c, DdpPrediction& p) {
   const double reference = workload::reference_host().index_us();
   const double dtensor_scale = c.options.host ? c.options.host->index_us() / reference : 1.0;
   workload::PipelineTimes times;
+  const bool one_graph = !mp.reduce_after_backward();
   for (int s = 0; s < stages; ++s) {
     StagePrediction st;
     const auto [first, end] = workload::stage_layers(c.model, stages, s, mp.blocks_per_stage);
@@ -208,13 +209,15 @@ void predict_model_parallel(const StepContext& c, DdpPrediction& p) {
     workload::TrainingOptions o = c.options;
     o.parallel = {};
     o.ddp.broadcast_buffers = false;  // Megatron's data parallelism broadcasts no buffers
-    // The data-parallel all-reduce: DDP's own with one stage (bucketed, overlapping backward);
-    // after the pipeline's last backward otherwise (timed below).
+    // The data-parallel all-reduce: PyTorch DDP's own with one stage (bucketed, overlapping
+    // backward); after the last backward with a pipeline, and with Megatron-LM's data parallelism
+    // (its train_step all-reduces the gradient buffers after forward_backward_func: Megatron-LM
+    // megatron/training.py, 2021), timed below.
     o.ddp.enabled = c.options.ddp.enabled && g.dp > 1;
     const bool first_stage = s == 0;
     workload::StepPlan plan =
         workload::plan_step(model, o, p.gpu, p.compute, first_stage ? c.input_copy_us : 0.0);
-    if (stages > 1) {
+    if (!one_graph) {
       // One micro-batch through the stage; every backward after its first adds the stage's
       // gradients into those kept (PyTorch's .grad, Megatron's main_grad): plan_step's
       // accumulation kernels, spread over the micro-batches below.
@@ -271,7 +274,7 @@ void predict_model_parallel(const StepContext& c, DdpPrediction& p) {
     st.tp_exposed_us = x.exposed_communication_us;
     st.recompute_us = x.gpu_us_of("recompute");
     st.optimizer_us = plan.optimizer.gpu_us;
-    if (stages == 1) {
+    if (one_graph) {
       // DDP's buckets overlap backward: the step runs as one graph with them.
       p.plan = std::move(plan);
       p.result = workload::simulate_step(p.plan);

@@ -94,7 +94,9 @@ void add_step_flags(CLI::App* cmd, StepFlags& flags) {
                   "Blocks per pipeline stage, comma-separated (default: even)");
   cmd->add_option("--tp-impl", flags.tp_impl,
                   "Whose tensor parallelism: pytorch (parallelize_module over DTensors, the "
-                  "default) or megatron (Megatron-LM's fused layers, no DTensor host cost)")
+                  "default) or megatron (Megatron-LM's: fused layers, no DTensor host cost, bf16 "
+                  "parameters with fp32 main gradients, the DP all-reduce after the last "
+                  "backward)")
       ->check(CLI::IsMember({"pytorch", "megatron"}));
   cmd->add_option("--order", flags.order,
                   "Rank order of the groups, innermost first (default tp,dp,pp: Megatron's)");

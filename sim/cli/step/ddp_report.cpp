@@ -62,7 +62,7 @@ std::string settings_line(const DdpReport& r) {
          workload::to_string(r.options.fsdp.reduce_dtype) + ")";
   } else if (r.parallel != nullptr && r.parallel->groups.dp == 1) {
     s += ", no data parallelism";
-  } else if (r.parallel != nullptr && r.parallel->stages.size() > 1) {
+  } else if (r.parallel != nullptr && r.options.parallel.reduce_after_backward()) {
     s += ", each stage's gradients all-reduced over DP after its last backward";
   } else if (r.options.ddp.enabled) {
     char cap[32];
@@ -91,19 +91,20 @@ struct Row {
 // The recomputation and accumulation rows only where the step has them.
 std::vector<Row> rows(const workload::StepBreakdown& b, const workload::TrainingOptions& o) {
   const bool fsdp = workload::sharded(o.strategy);
+  const bool after = o.parallel.reduce_after_backward();
   std::vector<Row> out = {{"input_copy", "input copy", b.input_copy_us},
                           {"forward", "forward", b.forward_us},
                           {"backward", "backward", b.backward_us}};
-  // A pipeline's stages run the recomputation inside their backward.
+  // Stepped micro-batch by micro-batch (a pipeline's stages, Megatron's data parallelism), the
+  // recomputation and the accumulation run inside the backward.
   if (o.activation_checkpointing)
-    out.push_back({"recompute", o.parallel.pp > 1 ? "  of it, recompute" : "recomputed forward",
-                   b.recompute_us});
+    out.push_back(
+        {"recompute", after ? "  of it, recompute" : "recomputed forward", b.recompute_us});
   if (o.grad_accum > 1)
-    out.push_back({"grad_accumulate",
-                   o.parallel.pp > 1 ? "  of it, accumulation" : "gradient accumulation",
+    out.push_back({"grad_accumulate", after ? "  of it, accumulation" : "gradient accumulation",
                    b.grad_accumulate_us});
   const bool tp = o.parallel.tp > 1;
-  if (o.parallel.pp > 1) {
+  if (after) {
     if (tp) out.push_back({"tp_exposed", "  of them, TP waits", b.tp_exposed_us});
     out.push_back({"pipeline_bubble", "pipeline bubble", b.pipeline_bubble_us});
     out.push_back({"dp_sync", "DP all-reduce", b.exposed_communication_us});
@@ -161,7 +162,8 @@ std::string ddp_text(const DdpReport& r) {
     std::snprintf(line, sizeof line, "  %-22s %10.3f ms\n", row.label, row.us / 1e3);
     out << line;
   }
-  if (r.parallel == nullptr || r.parallel->stages.size() == 1)
+  const bool after = r.parallel != nullptr && r.options.parallel.reduce_after_backward();
+  if (!after)
     std::snprintf(
         line, sizeof line,
         "  (%s %.3f ms on %s, %.3f ms of it slowed by compute beside "
@@ -170,8 +172,8 @@ std::string ddp_text(const DdpReport& r) {
         b.communication_us / 1e3,
         workload::sharded(r.options.strategy) ? "their streams" : "the NCCL stream",
         b.communication_slowdown_us / 1e3, b.host_busy_us / 1e3);
-  if (r.parallel == nullptr || r.parallel->stages.size() == 1) out << line;
-  if (r.parallel != nullptr && r.parallel->stages.size() > 1) {
+  if (!after) out << line;
+  if (after) {
     out << "# pipeline stages (rank = stage mod " << r.parallel->groups.pp
         << "); ms per micro-batch, TP waits included; send: activations to the next stage\n";
     out << "#  stage   layers   forward   backward  TP waits   DP sync  optimizer   send  "

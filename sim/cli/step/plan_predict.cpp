@@ -127,9 +127,10 @@ plan::Candidate predict_candidate(const topo::Cluster& cluster, int global_batch
       c.single_gpu_step_s = 0;
     }
     c.compute_note = all.gpu.name + ": " + all.plan.compute_note + "; host: " + all.plan.host_note;
-    // Without a pipeline the TP waits are part of the exposed communication, with one of the
+    // With DDP's overlapped buckets the TP waits are part of the exposed communication; with
+    // the all-reduce after the last backward (a pipeline, Megatron's data parallelism), of the
     // forward and backward: compute and data-parallel communication leave them out.
-    const bool pipeline = o.parallel.pp > 1;
+    const bool pipeline = o.parallel.reduce_after_backward();
     c.compute_ms =
         (b.forward_us + b.backward_us + b.optimizer_us - (pipeline ? b.tp_exposed_us : 0.0)) / 1e3;
     c.exposed_communication_ms =
@@ -209,6 +210,7 @@ void search_data_parallel(Search& s, const workload::TrainingOptions& options, i
     workload::TrainingOptions o = options;
     o.strategy = layout.strategy;
     o.activation_checkpointing = layout.checkpointing;
+    o.parallel.megatron = false;  // PyTorch's DDP and FSDP2; --tp-impl is for the layouts below
     // The fewest micro-batches that fit: accumulation only when the global batch needs it.
     for (int micro = 1; micro <= share; ++micro) {
       if (share % micro != 0 || (s.global_batch <= 0 && micro > 1)) continue;

@@ -213,7 +213,9 @@ std::vector<ComparedRunSet> predict_runs(const std::vector<PublishedRunSet>& set
         c.error = (c.predicted_s - c.published_s) / c.published_s;
         c.bubble_s = b.pipeline_bubble_us / 1e6;
         c.tp_exposed_s = b.tp_exposed_us / 1e6;
-        c.dp_exposed_s = (b.exposed_communication_us - (r.pp > 1 ? 0.0 : b.tp_exposed_us)) / 1e6;
+        c.dp_exposed_s = (b.exposed_communication_us -
+                          (options.parallel.reduce_after_backward() ? 0.0 : b.tp_exposed_us)) /
+                         1e6;
       } catch (const InputError& e) {
         // The run was measured, so a prediction that it does not fit is the model's miss.
         c.skipped = std::string("predicted not to run: ") + e.what();

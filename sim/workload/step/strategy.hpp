@@ -49,6 +49,12 @@ struct ModelParallelOptions {
   bool megatron = false;
   bool any() const { return tp > 1 || pp > 1; }
   int degree() const { return tp * pp; }  // GPUs per data-parallel rank
+  // Predicted by system/model_parallel: a TP or PP layout, or Megatron-LM's data parallelism
+  // (its gradient all-reduce after the last backward, its mixed-precision buffers).
+  bool model_parallel_step() const { return any() || megatron; }
+  // The data-parallel all-reduce after the last backward (a pipeline's flush, or Megatron-LM's
+  // train_step) rather than overlapped with it; the TP waits then inside forward and backward.
+  bool reduce_after_backward() const { return pp > 1 || megatron; }
 };
 
 }  // namespace cs::workload
