@@ -141,3 +141,13 @@ TEST_CASE("sweep's tp, pp and grad_accum axes run the step ddp runs with those f
     ++step_column;
   CHECK(field(sweep_row, 10) == doctest::Approx(field(ddp_row, step_column)).epsilon(1e-9));
 }
+
+TEST_CASE("scale takes the layout: a GPU count TP does not divide is ddp's error") {
+  const std::string root = CLUSTERSIM_SOURCE_DIR;
+  const cs::test::CommandResult r = cs::test::run_command(
+      "'" + std::string(CLUSTERSIM_BINARY) + "' scale -t '" + root +
+      "/topologies/dgx-h100.yaml' -m '" + root + "/models/gpt2.yaml' --gpus 2,3 --tp 2 2>&1");
+  CHECK(r.status == 2);
+  CHECK(r.output.find("flag '--tp': --tp 2 x --pp 1 = 2 GPUs per model replica do not divide "
+                      "the 3 ranks") != std::string::npos);
+}

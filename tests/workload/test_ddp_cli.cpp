@@ -344,10 +344,4 @@ TEST_CASE("clustersim ddp refuses a layout the ranks or the model do not allow, 
   r = ddp(llama + "-n 0-7 --pp 8 --pp-blocks 4,4");
   CHECK(r.status == 2);
   CHECK(r.output.find("flag '--pp-blocks'") != std::string::npos);
-  // scale takes the layout too: a GPU count it does not divide is the same error.
-  r = cs::test::run_command("'" + std::string(CLUSTERSIM_BINARY) + "' scale " +
-                            topo("dgx-h100.yaml") + model("gpt2.yaml") + "--gpus 2,3 --tp 2 2>&1");
-  CHECK(r.status == 2);
-  CHECK(r.output.find("flag '--tp': --tp 2 x --pp 1 = 2 GPUs per model replica do not divide "
-                      "the 3 ranks") != std::string::npos);
 }
