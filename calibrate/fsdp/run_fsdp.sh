@@ -17,25 +17,10 @@ budget=${2:-540}
 configs=${3:-gpt2,llama-1b,gpt2-xl,gpt2:2}
 steps=${FSDP_STEPS:-20}
 warmup=${FSDP_WARMUP:-5}
-# NVLink multicast (NVLS) stays off: on shared hosts it can take the GPUs out of service.
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1
-began=$(date +%s)
 here=$(cd "$(dirname "$0")" && pwd)
-mkdir -p "$dir"
-: >"$dir/stages.txt"
-
-stage() {
-  local name=$1 limit=$2
-  shift 2
-  local left=$((budget - 20 - ($(date +%s) - began)))
-  if ((left < 10)); then echo "$name: skipped (budget spent)" | tee -a "$dir/stages.txt"; return; fi
-  ((limit > left)) && limit=$left
-  local t0
-  t0=$(date +%s)
-  timeout -k 5 "$limit" "$@" >>"$dir/$name.log" 2>&1
-  echo "$name: rc $?, $(($(date +%s) - t0)) s (limit $limit)" | tee -a "$dir/stages.txt"
-}
+# NCCL's multicast off, DIR/stages.txt, stage(): calibrate/common/stages.sh.
+# shellcheck source=../common/stages.sh
+source "$here/../common/stages.sh"
 
 {
   echo "# nvidia-smi -L"

@@ -18,26 +18,12 @@ warmup=${PAR_WARMUP:-3}
 tp_configs=${PAR_TP_CONFIGS:-llama-1b:1,llama-1b}
 pp_configs=${PAR_PP_CONFIGS:-gpipe:4,1f1b:4,gpipe:8,1f1b:8}
 pp_mb=${PAR_PP_MB:-2}
-# NVLink multicast (NVLS) stays off: on shared hosts it can take the GPUs out of service.
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1
-began=$(date +%s)
 here=$(cd "$(dirname "$0")" && pwd)
-mkdir -p "$dir"
-: >"$dir/stages.txt"
-
-stage() {
-  local name=$1 limit=$2
-  shift 2
-  local left=$((budget - 10 - ($(date +%s) - began)))
-  if ((left < 15)); then echo "$name: skipped (budget spent)" | tee -a "$dir/stages.txt"; return; fi
-  ((limit > left)) && limit=$left
-  local t0
-  t0=$(date +%s)
-  timeout -k 5 "$limit" "$@" >>"$dir/$name.log" 2>&1
-  echo "$name: rc $?, $(($(date +%s) - t0)) s (limit $limit)" | tee -a "$dir/stages.txt"
-  grep -vE '^\s*$' "$dir/$name.log" | grep -E ' ms|failed|profile|Error|error' | tail -12
-}
+# NCCL's multicast off, DIR/stages.txt, stage(): calibrate/common/stages.sh; each stage's timing
+# and failure lines printed after it.
+stage_reserve=10 stage_min=15 stage_summary=' ms|failed|profile|Error|error'
+# shellcheck source=../common/stages.sh
+source "$here/../common/stages.sh"
 
 {
   echo "# nvidia-smi -L"
