@@ -1,7 +1,7 @@
 // Renderings of one simulated step.
 #include "cli/step/ddp_report.hpp"
 
-#include "cli/step/pipeline_trace.hpp"
+#include "cli/step/parallel_report.hpp"
 #include "cli/step/trust.hpp"
 
 #include <algorithm>
@@ -22,26 +22,6 @@ double samples_per_s(const DdpReport& r) {
   return step_s > 0
              ? static_cast<double>(workload::samples_per_step(r.options)) * replicas(r) / step_s
              : 0.0;
-}
-
-// The layout: degrees, order, where the TP group sits, the schedule.
-std::string layout_line(const DdpReport& r) {
-  const system::ParallelPrediction& p = *r.parallel;
-  const system::ParallelGroups& g = p.groups;
-  std::string s = "TP " + std::to_string(g.tp) + " x PP " + std::to_string(g.pp) + " x DP " +
-                  std::to_string(g.dp) + " (order " + r.options.parallel.order + ")";
-  if (g.tp > 1) {
-    s += std::string(r.options.parallel.sequence_parallel ? ", sequence parallel" : "") +
-         ", TP group on " + std::to_string(g.tp_servers) +
-         (g.tp_servers == 1 ? " server" : " servers: its collectives cross the fabric") + ", " +
-         std::to_string(p.tp_collectives) + " TP collectives per micro-batch";
-  }
-  if (g.pp > 1) {
-    s += std::string(", ") + workload::to_string(p.schedule) + ", " +
-         std::to_string(p.micro_batches) + " micro-batches, " + std::to_string(p.stages.size()) +
-         " stages";
-  }
-  return s;
 }
 
 std::string settings_line(const DdpReport& r) {
@@ -143,7 +123,8 @@ std::string ddp_text(const DdpReport& r) {
     out << "\n" << trust_line(r.options.strategy, r.ranks, r.servers) << "\n";
   }
   out << "# " << settings_line(r) << "\n";
-  if (r.parallel != nullptr) out << "# layout: " << layout_line(r) << "\n";
+  if (r.parallel != nullptr)
+    out << "# layout: " << layout_line(*r.parallel, r.options.parallel) << "\n";
   out << "# compute: " << r.plan.compute_note << "; GEMMs: " << r.compute.gemm_source << "\n";
   out << "# host: " << r.plan.host_note << "\n";
   std::snprintf(line, sizeof line,

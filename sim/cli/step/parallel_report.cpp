@@ -1,9 +1,28 @@
-#include "cli/step/pipeline_trace.hpp"
+#include "cli/step/parallel_report.hpp"
 
 #include <string>
 #include <vector>
 
 namespace cs::cli {
+
+std::string layout_line(const system::ParallelPrediction& p,
+                        const workload::ModelParallelOptions& options) {
+  const system::ParallelGroups& g = p.groups;
+  std::string s = "TP " + std::to_string(g.tp) + " x PP " + std::to_string(g.pp) + " x DP " +
+                  std::to_string(g.dp) + " (order " + options.order + ")";
+  if (g.tp > 1) {
+    s += std::string(options.sequence_parallel ? ", sequence parallel" : "") + ", TP group on " +
+         std::to_string(g.tp_servers) +
+         (g.tp_servers == 1 ? " server" : " servers: its collectives cross the fabric") + ", " +
+         std::to_string(p.tp_collectives) + " TP collectives per micro-batch";
+  }
+  if (g.pp > 1) {
+    s += std::string(", ") + workload::to_string(p.schedule) + ", " +
+         std::to_string(p.micro_batches) + " micro-batches, " + std::to_string(p.stages.size()) +
+         " stages";
+  }
+  return s;
+}
 
 void add_pipeline_events(nlohmann::json& events, const system::ParallelPrediction& p, int pid) {
   if (p.pipeline.spans.empty()) return;
