@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -61,7 +62,9 @@ TEST_CASE("ddp refuses layout flags that do not agree, naming the flag") {
 }
 
 TEST_CASE("ddp --trace of a pipeline: every rank's forwards and backwards, then its tail") {
-  const std::string path = "/tmp/cs-pipeline-trace-" + std::to_string(::getpid()) + ".json";
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("cs-pipeline-trace-" + std::to_string(::getpid()) + ".json"))
+                               .string();
   const cs::test::CommandResult r = ddp("--batch 1 --grad-accum 8 --trace " + path);
   REQUIRE(r.status == 0);
   const nlohmann::json trace = nlohmann::json::parse(cs::test::read_text_file(path));
@@ -109,7 +112,9 @@ TEST_CASE(
 
 TEST_CASE("sweep's tp, pp and grad_accum axes run the step ddp runs with those flags") {
   const std::string root = CLUSTERSIM_SOURCE_DIR;
-  const std::string file = "/tmp/cs-sweep-layout-" + std::to_string(::getpid()) + ".yaml";
+  const std::string file = (std::filesystem::temp_directory_path() /
+                            ("cs-sweep-layout-" + std::to_string(::getpid()) + ".yaml"))
+                               .string();
   {
     std::FILE* out = std::fopen(file.c_str(), "w");
     REQUIRE(out != nullptr);

@@ -1,3 +1,4 @@
+// The model-parallel parts of ddp's report: the layout line and the pipeline's trace threads.
 #include "cli/step/parallel_report.hpp"
 
 #include <string>
