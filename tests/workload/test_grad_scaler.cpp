@@ -6,20 +6,14 @@
 #include <string>
 
 #include "support/cli_run.hpp"
+#include "support/step_tasks.hpp"
 #include "workload/ddp/grad_scaler.hpp"
 #include "workload/ddp/step_sim.hpp"
 
 namespace cs::workload {
 namespace {
 
-Task task(const char* name, double gpu_us, int kernels, double host_us) {
-  Task t;
-  t.name = name;
-  t.gpu_us = gpu_us;
-  t.kernels = kernels;
-  t.host_us_per_kernel = host_us;
-  return t;
-}
+using cs::test::task;
 
 }  // namespace
 

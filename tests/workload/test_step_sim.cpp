@@ -2,20 +2,14 @@
 // DDP's copies and bucket waits.
 #include <doctest/doctest.h>
 
+#include "support/step_tasks.hpp"
 #include "workload/ddp/step_sim.hpp"
 #include "workload/work/work_model.hpp"
 
 namespace cs::workload {
 namespace {
 
-Task task(const char* name, double gpu_us, int kernels, double host_us) {
-  Task t;
-  t.name = name;
-  t.gpu_us = gpu_us;
-  t.kernels = kernels;
-  t.host_us_per_kernel = host_us;
-  return t;
-}
+using cs::test::task;
 
 StepPlan one_layer(Task forward, Task backward) {
   StepPlan plan;
